@@ -1,0 +1,129 @@
+"""Packet framing between the network-side beat stream and the link's per-VC beat stream (ch. 7.3).
+
+The link carries only the 64-bit beat data of each virtual channel.  Packet boundaries and beat kinds
+are not sent: they follow from the structure of an EXTOLL packet (:mod:`rtl.common.net`): one routing
+word, ``command_words + 1`` command words, ``payload_words`` payload words, where the two counts are
+read from the first command word (:class:`~rtl.common.net.NetCommandHeader`).  :class:`PacketShaper`
+enforces that structure on the transmit side, :class:`PacketRestorer` regenerates ``kind``/``first``/
+``last`` on the receive side from the same rule.
+
+Deviation from the dissertation: EXTOLL marks frames with start/end characters in the phit stream;
+deriving them from the command header costs no link bandwidth.  A packet that disagrees with its own
+header cannot then be transported verbatim; :class:`PacketShaper` forces it into shape and counts it.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import NetBeatKind, NetCommandHeader, NetStreamSignature
+
+__all__ = ["PacketShaper", "PacketRestorer", "packet_beats"]
+
+_IDX_BITS = 5   # packets have at most 1 + 4 + 15 beats (payload_words is a 4-bit field)
+
+
+def packet_beats(header_word):
+    """Beats of a packet whose first command word is ``header_word`` (a ``NetCommandHeader`` view)."""
+    return 2 + header_word.command_words + header_word.payload_words
+
+
+class PacketShaper(wiring.Component):
+    """Turn a network-side :class:`~rtl.common.net.NetBeat` stream into well-formed packet beats.
+
+    A packet whose ``last`` comes early is padded with zero beats up to the length its command header
+    gives; a packet whose ``last`` is missing at that length is cut there and its further beats are
+    dropped up to and including the next ``last``.  Either counts one ``malformed`` pulse.  The input's
+    ``first`` and ``kind`` are not used.
+
+    Members
+    -------
+    i : ``In(NetStreamSignature())``
+    o : ``Out(stream.Signature(64))``
+        Beat data; the packet structure is implied.
+    malformed : ``Out(1)``
+        One-cycle pulse per malformed packet.
+    """
+
+    i: In(NetStreamSignature())
+    o: Out(stream.Signature(64))
+    malformed: Out(1)
+
+    def elaborate(self, platform):
+        m = Module()
+        idx = Signal(_IDX_BITS)
+        length = Signal(_IDX_BITS)
+        hdr = NetCommandHeader(self.o.payload)
+        # The length is known from beat 1 (the command header) on, in beat 1 itself combinationally.
+        cur_len = Mux(idx == 1, packet_beats(hdr), length)
+        at_end = (idx != 0) & (idx == cur_len - 1)
+
+        with m.FSM():
+            with m.State("PASS"):
+                m.d.comb += [self.o.valid.eq(self.i.valid), self.o.payload.eq(self.i.payload.data),
+                             self.i.ready.eq(self.o.ready)]
+                with m.If(self.o.valid & self.o.ready):
+                    m.d.sync += idx.eq(idx + 1)
+                    with m.If(idx == 1):
+                        m.d.sync += length.eq(packet_beats(hdr))
+                    with m.If(at_end):
+                        m.d.sync += idx.eq(0)
+                        with m.If(~self.i.payload.last):
+                            m.d.comb += self.malformed.eq(1)
+                            m.next = "DROP"
+                    with m.Elif(self.i.payload.last):
+                        m.d.comb += self.malformed.eq(1)
+                        m.next = "PAD"
+            with m.State("PAD"):
+                m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(0)]
+                with m.If(self.o.ready):
+                    m.d.sync += idx.eq(idx + 1)
+                    with m.If(idx == 1):
+                        m.d.sync += length.eq(packet_beats(hdr))
+                    with m.If(at_end):
+                        m.d.sync += idx.eq(0)
+                        m.next = "PASS"
+            with m.State("DROP"):
+                m.d.comb += self.i.ready.eq(1)
+                with m.If(self.i.valid & self.i.payload.last):
+                    m.next = "PASS"
+        return m
+
+
+class PacketRestorer(wiring.Component):
+    """Regenerate ``kind``/``first``/``last`` for a stream of well-formed packet beats.
+
+    Members
+    -------
+    i : ``In(stream.Signature(64))``
+    o : ``Out(NetStreamSignature())``
+    """
+
+    i: In(stream.Signature(64))
+    o: Out(NetStreamSignature())
+
+    def elaborate(self, platform):
+        m = Module()
+        idx = Signal(_IDX_BITS)
+        cmd_end = Signal(_IDX_BITS)     # index of the first payload beat
+        length = Signal(_IDX_BITS)
+        hdr = NetCommandHeader(self.i.payload)
+        m.d.comb += [self.o.valid.eq(self.i.valid), self.i.ready.eq(self.o.ready),
+                     self.o.payload.data.eq(self.i.payload)]
+        with m.If(idx == 0):
+            m.d.comb += [self.o.payload.kind.eq(NetBeatKind.ROUTE), self.o.payload.first.eq(1)]
+        with m.Elif(idx == 1):
+            m.d.comb += self.o.payload.kind.eq(NetBeatKind.COMMAND)
+            m.d.comb += self.o.payload.last.eq(packet_beats(hdr) == 2)
+        with m.Else():
+            m.d.comb += [
+                self.o.payload.kind.eq(Mux(idx < cmd_end, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)),
+                self.o.payload.last.eq(idx == length - 1),
+            ]
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += idx.eq(idx + 1)
+            with m.If(idx == 1):
+                m.d.sync += [cmd_end.eq(2 + hdr.command_words), length.eq(packet_beats(hdr))]
+            with m.If(self.o.payload.last):
+                m.d.sync += idx.eq(0)
+        return m

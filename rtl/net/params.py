@@ -1,0 +1,129 @@
+"""Link-layer parameters, phit control codes and flit header layouts (dissertation ch. 7.3).
+
+Everything the transmitter, the receiver, the channel models and the tests must agree on is derived
+here from five parameters, so no other module computes a field width or a header size by hand.
+See ``docs/link.md`` for the wire format these definitions describe.
+"""
+
+from amaranth.lib import data, enum
+from amaranth.lib.crc import catalog
+
+__all__ = ["PhitCtl", "FlitType", "LinkParams"]
+
+
+class PhitCtl(enum.Enum, shape=2):
+    """The two control bits of a phit (the "+2" of the 16+2-bit phit, two K flags of 8b/10b)."""
+    IDLE = 0    # no flit; data ignored
+    SOF = 1     # first phit of a flit (first header phit)
+    BODY = 2    # further header phits and beat phits
+    EOF = 3     # last phit of a flit: the CRC
+
+
+class FlitType(enum.Enum, shape=1):
+    DATA = 0
+    CTRL = 1
+
+
+def _log2(n):
+    return n.bit_length() - 1
+
+
+def _pow2(n):
+    return n > 0 and n & (n - 1) == 0
+
+
+class LinkParams:
+    """Validated link parameters and everything derived from them.
+
+    Parameters
+    ----------
+    phit_bits : int
+        Data bits per phit, 16, 32 or 64 (plus two control bits).
+    flit_phits : int
+        Maximum phits in a data flit, header and CRC included (at most 64).
+    replay_flits : int
+        Replay buffer depth in flits, a power of two from 2 to 256.
+    rx_buffer_beats : int
+        Receive buffer per virtual channel in 64-bit beats (the credit pool), a power of two >= 4.
+    seq_bits : int or None
+        Sequence number width; default and minimum ``log2(replay_flits) + 1``, at most 12.
+    counter_bits : int
+        Width of the saturating event counters, 1 to 32.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a parameter out of range; the message names the parameter and the value.
+    """
+
+    VCS = 2
+
+    def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=64, rx_buffer_beats=128,
+                 seq_bits=None, counter_bits=16):
+        for name, value in (("phit_bits", phit_bits), ("flit_phits", flit_phits),
+                            ("replay_flits", replay_flits), ("rx_buffer_beats", rx_buffer_beats),
+                            ("counter_bits", counter_bits)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an integer, not {value!r}")
+        if phit_bits not in (16, 32, 64):
+            raise ValueError(f"phit_bits must be 16, 32 or 64, not {phit_bits}")
+        if not (_pow2(replay_flits) and 2 <= replay_flits <= 256):
+            raise ValueError(f"replay_flits must be a power of two from 2 to 256, not {replay_flits}")
+        if not (_pow2(rx_buffer_beats) and rx_buffer_beats >= 4):
+            raise ValueError(f"rx_buffer_beats must be a power of two of at least 4, not {rx_buffer_beats}")
+        min_seq = _log2(replay_flits) + 1
+        if seq_bits is None:
+            seq_bits = min_seq
+        if not isinstance(seq_bits, int) or not min_seq <= seq_bits <= 12:
+            raise ValueError(f"seq_bits must be from log2(replay_flits) + 1 = {min_seq} to 12, "
+                             f"not {seq_bits}")
+        if not 1 <= counter_bits <= 32:
+            raise ValueError(f"counter_bits must be from 1 to 32, not {counter_bits}")
+        self.phit_bits = phit_bits
+        self.replay_flits = replay_flits
+        self.rx_buffer_beats = rx_buffer_beats
+        self.seq_bits = seq_bits
+        self.counter_bits = counter_bits
+        self.credit_bits = _log2(rx_buffer_beats) + 1
+        self.phits_per_beat = 64 // phit_bits
+
+        self.data_header = data.StructLayout({
+            "type": FlitType, "vc": 1, "seq": seq_bits, "ack": seq_bits})
+        self.ctrl_header = data.StructLayout({
+            "type": FlitType, "nak": 1, "ack": seq_bits,
+            "credit": data.ArrayLayout(self.credit_bits, self.VCS)})
+        self.data_header_phits = -(-self.data_header.size // phit_bits)
+        self.ctrl_header_phits = -(-self.ctrl_header.size // phit_bits)
+        self.header_phits = max(self.data_header_phits, self.ctrl_header_phits)
+        min_flit = self.data_header_phits + self.phits_per_beat + 1
+        if not min_flit <= flit_phits <= 64:
+            raise ValueError(f"flit_phits must be from {min_flit} (header, one beat, CRC) to 64, "
+                             f"not {flit_phits}")
+        self.flit_phits = flit_phits
+        self.max_beats = (flit_phits - self.data_header_phits - 1) // self.phits_per_beat
+        if self.max_beats > rx_buffer_beats:
+            raise ValueError(f"rx_buffer_beats must hold one full flit ({self.max_beats} beats), "
+                             f"not {rx_buffer_beats}")
+        self.beat_idx_bits = max(1, (self.max_beats - 1).bit_length())
+        self.beat_cnt_bits = self.max_beats.bit_length()
+        # CRC on every flit: CRC-16/IBM-3740 (CRC-16/CCITT-FALSE) in one 16-bit phit, CRC-32/ISO-HDLC
+        # (the IEEE 802.3 CRC) in a wider phit, where it costs no extra phit.
+        if phit_bits == 16:
+            self.crc_algorithm, self.crc_name = catalog.CRC16_IBM_3740, "CRC-16/IBM-3740"
+        else:
+            self.crc_algorithm, self.crc_name = catalog.CRC32_ISO_HDLC, "CRC-32/ISO-HDLC"
+        self.crc_bits = self.crc_algorithm.crc_width
+
+    def data_flit_phits(self, beats):
+        """Phits on the wire for a data flit carrying ``beats`` beats."""
+        return self.data_header_phits + beats * self.phits_per_beat + 1
+
+    @property
+    def ctrl_flit_phits(self):
+        return self.ctrl_header_phits + 1
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in (
+            "phit_bits", "flit_phits", "replay_flits", "rx_buffer_beats", "seq_bits", "counter_bits",
+            "credit_bits", "max_beats", "data_header_phits", "ctrl_header_phits")} | {
+            "crc": self.crc_name}

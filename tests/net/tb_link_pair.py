@@ -1,0 +1,227 @@
+"""cocotb: two link ports through the Python channel model, random packets, random backpressure.
+
+Parameters (``sim.runner.tb_params``): ``packets`` per VC and direction, ``latency``, ``errors``
+(rates for :class:`sim.channel.Channel`, applied to both directions), ``src_stall`` / ``dst_stall``
+(probabilities of an idle source cycle / a not-ready sink cycle), ``max_cycles``, ``scenario``
+(``"plain"``, ``"link_error"``, ``"malformed"``), ``expect`` (counters that must be non-zero).
+Every packet must arrive exactly once, in order, intact, on its VC.
+"""
+
+import collections
+import random
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge, Timer
+
+from sim.channel import Channel
+from sim.link_model import beats_of, random_packet, shape_stream
+from sim.runner import tb_params, tb_seed
+
+COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "replay_timeouts",
+            "link_errors", "malformed_packets", "protocol_errors")
+KIND_SHIFT, FIRST_SHIFT, LAST_SHIFT = 64, 66, 67
+
+
+class Source:
+    """Drives one tx stream with NetBeat tuples; holds valid/payload until ready (stream rules)."""
+
+    def __init__(self, dut, prefix, beats, rng, stall):
+        self.valid = getattr(dut, f"{prefix}__valid")
+        self.payload = getattr(dut, f"{prefix}__payload")
+        self.ready = getattr(dut, f"{prefix}__ready")
+        self.beats, self.i, self.rng, self.stall = beats, 0, rng, stall
+        self.showing = False
+        self.valid.value = 0
+
+    def drive(self):
+        if not self.showing and self.i < len(self.beats) and self.rng.random() >= self.stall:
+            d, k, f, l = self.beats[self.i]
+            self.payload.value = d | k << KIND_SHIFT | f << FIRST_SHIFT | l << LAST_SHIFT
+            self.valid.value = 1
+            self.showing = True
+        elif not self.showing:
+            self.valid.value = 0
+
+    def sample(self):
+        if self.showing and int(self.ready.value):
+            self.i += 1
+            self.showing = False
+
+
+class Sink:
+    def __init__(self, dut, prefix, rng, stall):
+        self.valid = getattr(dut, f"{prefix}__valid")
+        self.payload = getattr(dut, f"{prefix}__payload")
+        self.ready = getattr(dut, f"{prefix}__ready")
+        self.rng, self.stall = rng, stall
+        self.beats = []
+        self.rdy = 0
+        self.ready.value = 0
+
+    def drive(self):
+        self.rdy = int(self.rng.random() >= self.stall)
+        self.ready.value = self.rdy
+
+    def sample(self):
+        if self.rdy and int(self.valid.value):
+            v = int(self.payload.value)
+            self.beats.append((v & (1 << 64) - 1, v >> KIND_SHIFT & 3, v >> FIRST_SHIFT & 1,
+                               v >> LAST_SHIFT & 1))
+
+
+def malformed_stream(rng, n):
+    """Packets with ``last`` early or missing; returns the input beats."""
+    beats = []
+    for i in range(n):
+        words = random_packet(rng)
+        if i % 3 == 0:
+            beats += beats_of(words)
+        elif i % 3 == 1:
+            cut = rng.randrange(len(words) - 1)         # last too early
+            beats += beats_of(words[:cut + 1], last=cut)
+        else:
+            extra = [rng.getrandbits(64) for _ in range(rng.randint(1, 3))]   # last too late
+            beats += beats_of(words + extra)
+    return beats
+
+
+@cocotb.test()
+async def link_pair(dut):
+    prm = tb_params()
+    seed = tb_seed()
+    rng = random.Random(seed)
+    dut._log.info(f"seed {seed}, params {prm}")
+    phit_bits = len(dut.a_tx_phit)
+    n = prm.get("packets", 40)
+    scenario = prm.get("scenario", "plain")
+    errors = prm.get("errors", {})
+    chans = {d: Channel(phit_bits=phit_bits, latency=prm.get("latency", 8),
+                        rng=random.Random(rng.getrandbits(32)), **errors) for d in ("ab", "ba")}
+
+    sent = {}
+    sources, sinks = [], {}
+    for src, dst in (("a", "b"), ("b", "a")):
+        for vc in range(2):
+            if scenario == "malformed":
+                beats = malformed_stream(rng, n)
+                expected = shape_stream(beats)
+            else:
+                expected = [random_packet(rng) for _ in range(n)]
+                beats = [b for p in expected for b in beats_of(p)]
+            sent[(src, vc)] = expected
+            sources.append(Source(dut, f"{src}_tx__{vc}", beats, rng, prm.get("src_stall", 0.2)))
+            sinks[(src, vc)] = Sink(dut, f"{dst}_rx__{vc}", rng, prm.get("dst_stall", 0.2))
+
+    dut.a_retrain.value = 0
+    dut.b_retrain.value = 0
+    for side in "ab":
+        getattr(dut, f"{side}_replay_timeout").value = prm.get("replay_timeout", 512)
+        getattr(dut, f"{side}_max_replays").value = prm.get("max_replays", 4)
+        getattr(dut, f"{side}_rx_phit").value = 0
+        getattr(dut, f"{side}_rx_ctl").value = 0
+    clk = dut.clk
+    cocotb.start_soon(_clock(clk))
+    dut.rst.value = 1
+    for _ in range(3):
+        await RisingEdge(clk)
+    dut.rst.value = 0
+
+    irqs = 0
+    link_error_seen = False
+    dead_until = None
+    if scenario == "link_error":
+        chans["ab"].dead = True
+    cycle = 0
+    max_cycles = prm.get("max_cycles", 60000)
+    pending_ab = pending_ba = (0, 0)
+    stop_at = None
+    debug = prm.get("debug", 0)
+    hist = collections.deque(maxlen=max(debug, 1))
+    while True:
+        await RisingEdge(clk)
+        cycle += 1
+        dut.b_rx_phit.value, dut.b_rx_ctl.value = pending_ab
+        dut.a_rx_phit.value, dut.a_rx_ctl.value = pending_ba
+        for s in sources:
+            s.drive()
+        for s in sinks.values():
+            s.drive()
+        dut.a_retrain.value = 0
+        if scenario == "link_error" and link_error_seen and dead_until is None:
+            dead_until = cycle + 200
+        if dead_until is not None and cycle == dead_until:
+            chans["ab"].dead = False
+            dut.a_retrain.value = 1
+        await ReadOnly()
+        for s in sources:
+            s.sample()
+        for s in sinks.values():
+            s.sample()
+        pending_ab = chans["ab"].step(int(dut.a_tx_phit.value), int(dut.a_tx_ctl.value))
+        pending_ba = chans["ba"].step(int(dut.b_tx_phit.value), int(dut.b_tx_ctl.value))
+        if debug:
+            hist.append((cycle, int(dut.a_tx_ctl.value), hex(int(dut.a_tx_phit.value)), pending_ab,
+                         int(dut.b_tx_ctl.value), hex(int(dut.b_tx_phit.value)), pending_ba,
+                         int(dut.a_protocol_errors.value), int(dut.b_protocol_errors.value),
+                         int(dut.a_crc_errors.value), int(dut.b_crc_errors.value),
+                         int(dut.a.rx.overflow.value), int(dut.a.tx.ev_protocol.value),
+                         int(dut.a.tx.credit_valid.value), int(dut.a.tx.ack_valid.value),
+                         "ack", int(dut.a.tx.ack.value), int(dut.a.tx.ack_seq.value),
+                         int(dut.a.tx.next_seq.value)))
+            if hist[-1][7] or hist[-1][8]:
+                for h in list(hist)[-debug:]:
+                    dut._log.info(str(h))
+                raise AssertionError("protocol error")
+        if int(dut.a_irq.value):
+            irqs += 1
+        if int(dut.a_link_error.value):
+            link_error_seen = True
+        if stop_at is None and (cycle % 256 == 0 or cycle >= max_cycles):
+            done = all(sum(1 for b in sinks[k].beats if b[3]) >= len(sent[k]) for k in sinks)
+            # after the last packet, let anything still in flight (a duplicate, say) arrive too
+            if done or cycle >= max_cycles:
+                stop_at = cycle + (1000 if done else 0)
+        if stop_at is not None and cycle >= stop_at:
+            break
+    await Timer(1, "ns")
+
+    counters = {side: {c: int(getattr(dut, f"{side}_{c}").value) for c in COUNTERS} for side in "ab"}
+    dut._log.info(f"{cycle} cycles; injected ab {chans['ab'].stats} ba {chans['ba'].stats}")
+    dut._log.info(f"counters {counters}")
+
+    for key, expected in sent.items():
+        got, cur = [], []
+        for b in sinks[key].beats:
+            cur.append(b)
+            if b[3]:
+                got.append(cur)
+                cur = []
+        for i, (g, e) in enumerate(zip(got, expected, strict=False)):
+            assert g == beats_of(e), f"{key}: packet {i} differs:\n got {g}\n expected {beats_of(e)}"
+        assert not cur, f"{key}: trailing partial packet of {len(cur)} beats after {len(got)} packets"
+        assert len(got) == len(expected), f"{key}: {len(got)} packets delivered, {len(expected)} sent"
+
+    for side in "ab":
+        assert counters[side]["protocol_errors"] == 0, counters
+    for name in prm.get("expect", []):
+        side, counter = name.split(".")
+        assert counters[side][counter] > 0, f"{name} is 0: {counters}"
+    for name in prm.get("expect_zero", []):
+        side, counter = name.split(".")
+        assert counters[side][counter] == 0, f"{name} is not 0: {counters}"
+    if scenario == "link_error":
+        assert link_error_seen and irqs == 1, (link_error_seen, irqs)
+        assert counters["a"]["link_errors"] == 1, counters
+        assert int(dut.a_link_error.value) == 0
+    if scenario == "malformed":
+        exp = sum(1 for i in range(n) if i % 3)
+        for side in "ab":
+            assert counters[side]["malformed_packets"] == 2 * exp, (counters, exp)
+
+
+async def _clock(clk):
+    while True:
+        clk.value = 0
+        await Timer(5, "ns")
+        clk.value = 1
+        await Timer(5, "ns")
