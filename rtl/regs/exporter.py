@@ -142,7 +142,7 @@ class AmaranthExporter:
 
         inner = self._block(node, node.raw_address_offset, indent=indent)
         if count > 1 or node.is_array:
-            inner = inner[:-1] + f", count={count}, stride={stride:#x})"
+            inner = inner[:-1] + f", count={count}, stride={stride:#x}, array=True)"
         return inner
 
     def _reg(self, node, indent, *, name=None, offset=None):
@@ -175,7 +175,7 @@ class AmaranthExporter:
         offset = node.raw_address_offset if offset is None else offset
         args = [f"{name!r}", f"{offset:#x}", f"(\n{pad}    {flist}\n{pad})"]
         if count > 1 or node.is_array:
-            args += [f"count={count}", f"stride={stride:#x}"]
+            args += [f"count={count}", f"stride={stride:#x}", "array=True"]
         if storage != "flops":
             args.append(f"storage={storage!r}")
         args += [f"layout={struct}", f"desc={_text(node.get_property('desc'))!r}"]

@@ -119,9 +119,8 @@ def port_members(node):
         if not sub:
             continue
         member = Out(wiring.Signature(sub))
-        n = child.count if (isinstance(child, Block) or child.storage == "flops") else 1
-        if n > 1:
-            member = member.array(n)
+        if child.array and (isinstance(child, Block) or child.storage == "flops"):
+            member = member.array(child.count)
         members[child.name] = member
     return members
 
@@ -225,14 +224,14 @@ class RegisterFile(wiring.Component):
             cport = getattr(port, child.name, None) if port is not None else None
             if isinstance(child, Block):
                 for i in range(child.count):
-                    p = cport[i] if (cport is not None and child.count > 1) else cport
-                    suffix = f"[{i}]" if child.count > 1 else ""
+                    p = cport[i] if (cport is not None and child.array) else cport
+                    suffix = f"[{i}]" if child.array else ""
                     self._collect(child, base + child.offset + i * child.stride, p,
                                   f"{path}.{child.name}{suffix}")
             elif child.storage == "flops":
                 for i in range(child.count):
-                    p = cport[i] if (cport is not None and child.count > 1) else cport
-                    suffix = f"[{i}]" if child.count > 1 else ""
+                    p = cport[i] if (cport is not None and child.array) else cport
+                    suffix = f"[{i}]" if child.array else ""
                     addr = base + child.offset + i * child.stride
                     self._flops.append(_Flop(child, addr // 8, f"{path}.{child.name}{suffix}", p))
             else:
@@ -288,7 +287,7 @@ class RegisterFile(wiring.Component):
         moved = transfer(rx)
 
         ev_dropped_rx = Signal()     # a packet or beat dropped at the receiver
-        ev_dropped = Signal()        # ... or a READ answered MALFORMED
+        ev_dropped = Signal(2)       # ... and/or a READ answered MALFORMED
         ev_unmapped = Signal(2)      # an unmapped write word and/or a read answered NO_TARGET
 
         # ---- receive framing -----------------------------------------------------------------
@@ -453,7 +452,7 @@ class RegisterFile(wiring.Component):
                 m.d.comb += [
                     p.r_addr.eq(arr.index(rd_addr)), p.r_en.eq(a_fill & hit_f),
                     p.w_addr.eq(arr.index(w_addr)), p.w_en.eq(wr_en),
-                    p.w_data.eq(w_data), p.w_be.eq(w_be),
+                    p.w_data.eq(w_data & sw_wmask), p.w_be.eq(w_be),
                 ]
                 data = p.r_data.as_value()
             sync_rdata = sync_rdata | Mux(a_hit[i], data & rd_mask, 0)
@@ -484,7 +483,8 @@ class RegisterFile(wiring.Component):
             m.d.comb += status.eq(HtaxStatus.OK)
         status_ok = status == HtaxStatus.OK
         m.d.comb += [
-            ev_dropped.eq(ev_dropped_rx | (load_rd_hdr & (status == HtaxStatus.MALFORMED))),
+            ev_dropped.eq(ev_dropped_rx.as_unsigned()
+                          + (load_rd_hdr & (status == HtaxStatus.MALFORMED)).as_unsigned()),
             ev_unmapped.eq((w_valid & ~(w_ok & write_hit_any)).as_unsigned()
                            + (load_rd_hdr & (status == HtaxStatus.NO_TARGET)).as_unsigned()),
         ]
@@ -613,7 +613,7 @@ class RegisterFile(wiring.Component):
         has_hw_write = f.hw_driven or f.we or f.hwset or f.hwclr
         if f.role in ("dropped", "unmapped", "error"):
             event = {"dropped": ev_dropped, "unmapped": ev_unmapped,
-                     "error": (ev_dropped | ev_unmapped.any()).replicate(w)}[f.role]
+                     "error": (ev_dropped.any() | ev_unmapped.any()).replicate(w)}[f.role]
         elif f.counter:
             event = member("_incr")
         elif f.intr:

@@ -137,6 +137,7 @@ class Reg:
     storage: str = "flops"
     layout: object = None       # the generated data.Struct of the register, for the unit's ports
     desc: str = ""
+    array: bool = False         # an RDL array (even of one element): ports are indexed
 
     def __post_init__(self):
         _ident(self.name, "register")
@@ -184,6 +185,7 @@ class Block:
     count: int = 1
     stride: int = 0
     desc: str = ""
+    array: bool = False
 
     def __post_init__(self):
         _ident(self.name, "block")
