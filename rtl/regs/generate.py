@@ -180,7 +180,7 @@ def generate(cfg=None, *, rdl=RDL, out=None, revision=None, docs=True, update_do
                                   source=os.path.relpath(rdl, ROOT), parameters=params)
         os.replace(tmp_py, paths["py"])
         tmp_h = d / f".{TOP}.{os.getpid()}.h"
-        CHeaderExporter().export(root.top, str(tmp_h), generate_bitfields=False)
+        CHeaderExporter().export(root.top, str(tmp_h), generate_bitfields=False, reuse_typedefs=False)
         os.replace(tmp_h, paths["h"])
         if docs:
             doc_root = compile_rdl(dict(params, REVISION=0, DIRTY=False), rdl)
