@@ -6,10 +6,12 @@ compile it once.  Testbench parameters travel to the cocotb side as JSON in ``EX
 :func:`tb_params` reads them back.
 """
 
+import fcntl
 import hashlib
 import json
 import os
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -60,6 +62,8 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
     if sim == "verilator":
         setup_verilator()
     text = verilog.convert(component, name=name, emit_src=False)
+    if sim == "icarus":
+        text = icarus_fixup(text)
     digest = hashlib.sha256((text + sim + " ".join(VERILATOR_ARGS)).encode()).hexdigest()[:16]
     build_dir = ROOT / "build" / "sim" / name / sim / digest
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -68,35 +72,68 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
         src.write_text(text)
     runner = get_runner(sim)
     stamp = build_dir / ".built"
-    if not stamp.exists():
+    # pytest-xdist workers may want the same design at once: one builds, the others wait
+    with open(build_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = stamp.exists()
+        if cached:
+            runner._build_command = lambda: []      # same design already compiled here: configure only
         build_args = list(VERILATOR_ARGS) if sim == "verilator" else []
-        runner.build(verilog_sources=[src], hdl_toplevel=name, build_dir=build_dir,
-                     build_args=build_args, timescale=("1ns", "1ps"), always=True,
-                     log_file=build_dir / "build.log")
+        runner.build(sources=[src], hdl_toplevel=name, build_dir=build_dir, build_args=build_args,
+                     timescale=("1ns", "1ps"), always=True,
+                     log_file=build_dir / ("build.log" if not cached else "configure.log"))
         stamp.write_text("ok\n")
-    else:
-        runner.build_dir = build_dir
     if seed is None:
         seed = int(os.environ.get("SEED", random.randrange(1 << 31)))
-    env = {"EXTOLL_TB": json.dumps(params or {}), "EXTOLL_SEED": str(seed),
-           "PYTHONPATH": os.pathsep.join([str(ROOT)] + sys.path)}
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))       # the runner hands sys.path to the simulator as PYTHONPATH
+    env = {"EXTOLL_TB": json.dumps(params or {}), "EXTOLL_SEED": str(seed)}
     if timeout_s is not None:
         env["EXTOLL_TB_TIMEOUT_S"] = str(timeout_s)
-    test_dir = Path(test_dir or build_dir)
-    results = f"results_{os.getpid()}_{testcase or 'all'}.xml"
+    test_dir = Path(test_dir or build_dir / f"run_{os.getpid()}_{testcase or 'all'}")
+    test_dir.mkdir(parents=True, exist_ok=True)
+    results = str(test_dir / "results.xml")
     print(f"cocotb {test_module}{'.' + testcase if testcase else ''} on {sim}, seed {seed} "
           f"(replay with SEED={seed})")
     try:
         path = runner.test(test_module=test_module, hdl_toplevel=name, testcase=testcase, seed=seed,
                            extra_env=env, build_dir=build_dir, test_dir=test_dir, results_xml=results,
-                           timescale=("1ns", "1ps"))
+                           timescale=("1ns", "1ps"), log_file=test_dir / "sim.log")
     except SystemExit as e:
-        raise CocotbFailure(f"{test_module} failed on {sim} (seed {seed}, exit {e.code})") from None
+        raise CocotbFailure(f"{test_module} failed on {sim} (seed {seed}, exit {e.code})\n"
+                            f"{_failure_excerpt(test_dir / 'sim.log')}") from None
     num_tests, num_failed = get_results(path)
     if num_tests == 0 or num_failed:
         raise CocotbFailure(f"{test_module}: {num_failed} of {num_tests} cocotb tests failed on {sim} "
-                            f"(seed {seed})")
+                            f"(seed {seed})\n{_failure_excerpt(test_dir / 'sim.log')}")
     return path, seed
+
+
+def _failure_excerpt(log, limit=120):
+    """The lines of a cocotb log that explain a failure (errors and tracebacks), at most ``limit``."""
+    try:
+        lines = Path(log).read_text(errors="replace").splitlines()
+    except OSError:
+        return f"(no log at {log})"
+    keep = [ln for ln in lines if "ERROR" in ln or "FAIL" in ln or "Error" in ln or ln.startswith(("  ", "E "))
+            or "assert" in ln.lower()]
+    return "\n".join((keep or lines)[-limit:]) + f"\n(full log: {log})"
+
+
+def icarus_fixup(text):
+    """Make Yosys-written Verilog evaluate its combinational blocks at time 0 under Icarus.
+
+    Yosys emits ``always @*`` blocks and, to start them, a ``reg <name> = 0`` that every block
+    reads.  Icarus 11 applies declaration initialisers before any process waits, so nothing starts
+    the blocks: a block whose inputs never change afterwards keeps X outputs for good (seen on the
+    free-tag search of a DMA engine).  The Icarus copy therefore toggles that register 1 ps into the
+    simulation, when every block is waiting, and turns the one-statement blocks that Yosys leaves
+    without the register into ``always_comb`` (specified to run at time 0; their left side is never
+    read inside, so no self-trigger).  Verilator builds the unmodified file.
+    """
+    text = re.sub(r"(reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+ ) = 0;)",
+                  r"\1\n  initial #0.001 \2 = 1'h1;", text)
+    return re.sub(r"always @\*\n(\s+)(?!begin)([^\n]*;\n)", r"always_comb\n\1\2", text)
 
 
 def tb_params():

