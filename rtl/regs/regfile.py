@@ -215,8 +215,12 @@ class RegisterFile(wiring.Component):
             "hw": Out(wiring.Signature(members)),
         })
         self._flops, self._arrays = [], []
-        self._collect(regmap, 0, self.hw, regmap.name)
-        self._check_layout()
+        try:
+            self._collect(regmap, 0, self.hw, regmap.name)
+            self._check_layout()
+        except ValueError:
+            self._MustUse__silence = True       # a rejected description is not an unused design
+            raise
 
     # -- description walking ------------------------------------------------------------------
     def _collect(self, block, base, port, path):
