@@ -1,0 +1,83 @@
+"""Round-robin arbitration for the HTAX crossbar (dissertation ch. 7.1: HTAX arbitration).
+
+:func:`round_robin` is the combinational core the switch instantiates many times (one arbiter per
+output among inputs, one per input among outputs, one per output among virtual channels);
+:class:`RoundRobin` wraps it with its pointer register so it can be tested on its own.
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["round_robin", "one_hot_index", "RoundRobin"]
+
+
+def round_robin(m, requests, pointer, *, name="rr"):
+    """One-hot grant: the first set bit of ``requests`` at or after index ``pointer``, wrapping around.
+
+    ``requests`` is an ``n``-bit value, ``pointer`` a value in ``range(n)``.  The grant is zero when no
+    bit is requested.
+    """
+    n = len(requests)
+    at_or_after = Signal(n, name=f"{name}_hi")
+    m.d.comb += at_or_after.eq(requests & (Const((1 << n) - 1, n) << pointer)[:n])
+    pick = Signal(n, name=f"{name}_pick")
+    m.d.comb += pick.eq(Mux(at_or_after.any(), at_or_after, requests))
+    grant = Signal(n, name=f"{name}_grant")
+    # x & -x isolates the lowest set bit.
+    m.d.comb += grant.eq(pick & (~pick + 1)[:n])
+    return grant
+
+
+def one_hot_index(m, one_hot, *, name="idx"):
+    """The index of the set bit of ``one_hot`` (zero when no bit is set)."""
+    n = len(one_hot)
+    index = Signal(range(max(n, 2)), name=name)
+    value = Const(0, len(index))
+    for i in range(n):
+        value = value | Mux(one_hot[i], i, 0)
+    m.d.comb += index.eq(value)
+    return index
+
+
+class RoundRobin(wiring.Component):
+    """A round-robin arbiter among ``count`` requesters.
+
+    Parameters
+    ----------
+    count : int
+        Number of requesters, at least 1.
+
+    Members
+    -------
+    requests : In(count)
+    grant : Out(count)
+        One-hot: the first requester at or after the pointer; zero when nobody requests.
+    index : Out(range(count))
+        The index of the granted requester.
+    advance : In(1)
+        The grant was used: the pointer moves to one past the granted requester, so it has the
+        lowest priority in the next round.
+    """
+
+    def __init__(self, *, count):
+        if not isinstance(count, int) or count < 1:
+            raise TypeError(f"count must be a positive integer, not {count!r}")
+        self._count = count
+        super().__init__({
+            "requests": In(count),
+            "grant": Out(count),
+            "index": Out(range(max(count, 2))),
+            "advance": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self._count
+        pointer = Signal(range(max(n, 2)))
+        grant = round_robin(m, self.requests, pointer)
+        index = one_hot_index(m, grant)
+        m.d.comb += [self.grant.eq(grant), self.index.eq(index)]
+        with m.If(self.advance & grant.any()):
+            m.d.sync += pointer.eq(Mux(index == n - 1, 0, index + 1))
+        return m

@@ -1,0 +1,470 @@
+"""The HTAX crossbar: N HTAX ports, four virtual channels, virtual output queues, packet-mode iSLIP.
+
+Implements the HTAX of the dissertation (ch. 7.1 "HT-Core and HTAX"; the four virtual channels of
+5.2.9 "On-Device ATS": posted, non-posted, response and ATS) with the HyperTransport ordering rule that
+avoids the queue deadlock of fig. 6-7 (ch. 6): a stalled non-posted request never blocks a posted write
+or a response.  The link format is :mod:`rtl.common.htax`; ``docs/htax.md`` describes the design.
+
+Queueing.  Every input port has, per virtual channel, ``slots_per_vc`` packet slots.  A slot holds one
+whole packet (header in registers, up to 8 data words in a per-input data memory), so an input
+accepts a VC's header only while that VC has a free slot (``ready[vc]``, a function of registers only).
+Slots of one VC form virtual output queues: a slot may leave when no older occupied slot of the same
+input and VC goes to the same output (an age matrix per VC), which keeps per-(source, destination, VC)
+order and removes head-of-line blocking between destinations.
+
+Switching.  Cut-through: a packet may leave as soon as its header is stored; data words are read as
+they arrive.  Each input has one read engine (one packet at a time) whose read register drives the
+outputs directly.  Inputs and outputs are matched per packet by one iteration of iSLIP: every free
+output grants one requesting input round-robin (and, for that input, one VC round-robin), every input
+accepts one granting output round-robin; pointers move only on acceptance.  An output arbitrates again
+while its current packet's last beat waits in the read register, so packets leave back to back.  An
+output only starts a packet on a VC its sink is ready for, and never interleaves packets.
+
+Errors.  A header that breaks a rule of :func:`rtl.common.htax.malformed` (or whose beat ``vc`` differs
+from the header's) or that addresses a port ``>= ports`` is dropped with the rest of its packet (up to
+``last``) and counted.  A dropped READ that arrived on the non-posted VC is answered with a RESPONSE
+(status MALFORMED or NO_TARGET, length 0, same tag, ``dst`` = the port it arrived on, ``src`` = the
+``dst`` it asked for), queued like any packet; the non-posted VC of an input is ready only while its
+response VC also has a free slot, so the answer always has room.
+
+Deviations from the dissertation: latency is 2 cycles header-in to header-out instead of 6 in / 3 out;
+the switch does not translate source tags (the HTAX-to-HT bridge does, ch. 7.1).
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.htax import (
+    MAX_DATA_WORDS,
+    NUM_VCS,
+    HtaxBeat,
+    HtaxCmd,
+    HtaxHeader,
+    HtaxPortSignature,
+    HtaxStatus,
+    HtaxVC,
+    malformed,
+    transfer,
+)
+from rtl.common.htax_rules import data_beats
+
+from .rr import one_hot_index, round_robin
+
+__all__ = ["Htax"]
+
+
+def _check_int(name, value, lo, hi):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
+
+
+class Htax(wiring.Component):
+    """The HTAX crossbar.
+
+    Parameters
+    ----------
+    ports : int
+        Number of HTAX ports, 2..16.
+    slots_per_vc : int
+        Packet slots per virtual channel and input port, 1..8.  One slot holds one packet of up to
+        8 data words; two slots let an input take the next packet while the previous one leaves, more
+        slots give the virtual output queues more destinations to choose from under load.
+    counter_bits : int
+        Width of the drop counters, 1..32.  They saturate at ``2**counter_bits - 1``.
+
+    Members
+    -------
+    port0 .. port{ports-1} : In(HtaxPortSignature)
+        The switch side of each HTAX port: ``portN.tx`` carries beats from unit N into the switch,
+        ``portN.rx`` carries beats from the switch to unit N.
+    dropped_no_target : Out(counter_bits)
+        Well-formed packets dropped because ``dst >= ports`` (saturating, never reset but by ``rst``).
+    dropped_malformed : Out(counter_bits)
+        Packets dropped because their header broke a format rule (saturating).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter is not an integer or out of range.
+    """
+
+    def __init__(self, *, ports, slots_per_vc=4, counter_bits=16):
+        _check_int("ports", ports, 2, 16)
+        _check_int("slots_per_vc", slots_per_vc, 1, 8)
+        _check_int("counter_bits", counter_bits, 1, 32)
+        self._n = ports
+        self._s = slots_per_vc
+        self._counter_bits = counter_bits
+        members = {f"port{i}": In(HtaxPortSignature()) for i in range(ports)}
+        members["dropped_no_target"] = Out(counter_bits)
+        members["dropped_malformed"] = Out(counter_bits)
+        super().__init__(members)
+
+    @property
+    def ports(self):
+        return self._n
+
+    @property
+    def slots_per_vc(self):
+        return self._s
+
+    def port(self, i):
+        """The switch side of HTAX port ``i``."""
+        return getattr(self, f"port{i}")
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self._n
+        vcs = range(NUM_VCS)
+
+        # Sink readiness of every output, per VC (an input of the switch).
+        sink_ready = [self.port(o).rx.ready for o in range(n)]
+
+        # Per-output state, declared first because the engines and the matching read it.
+        busy = [Signal(name=f"o{o}_busy") for o in range(n)]
+        owner = [Signal(range(n), name=f"o{o}_owner") for o in range(n)]
+        nxt_valid = [Signal(name=f"o{o}_nxt_valid") for o in range(n)]
+        nxt = [Signal(range(n), name=f"o{o}_nxt") for o in range(n)]
+        out_move = [Signal(name=f"o{o}_move") for o in range(n)]
+
+        inputs = [self._input(m, i) for i in range(n)]
+
+        # ---- matching: one iteration of packet-mode iSLIP -------------------------------------
+        # o_can: output o may take a new packet: idle, or its packet's last beat is already fetched.
+        o_can = []
+        for o in range(n):
+            rd_valid = Array(x.rd_valid for x in inputs)[owner[o]]
+            rd_last = Array(x.rd_last for x in inputs)[owner[o]]
+            rd_dst = Array(x.rd_dst for x in inputs)[owner[o]]
+            can = Signal(name=f"o{o}_can")
+            m.d.comb += can.eq(~nxt_valid[o] & (~busy[o] | (rd_valid & rd_last & (rd_dst == o))))
+            o_can.append(can)
+
+        vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
+        gptr = [Signal(range(n), name=f"o{o}_gptr") for o in range(n)]
+        aptr = [Signal(range(n), name=f"i{i}_aptr") for i in range(n)]
+        # chosen VC for each (output, input) pair and the request bits
+        chosen_vc = [[None] * n for _ in range(n)]
+        grants = []
+        for o in range(n):
+            req = []
+            for i, x in enumerate(inputs):
+                rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
+                m.d.comb += rv.eq(Cat(x.has[v][o] & sink_ready[o][v] for v in vcs)
+                                  & Mux(x.free & o_can[o], 0b1111, 0))
+                g = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
+                chosen_vc[o][i] = one_hot_index(m, g, name=f"o{o}_i{i}_vc")
+                req.append(rv.any())
+            req_sig = Signal(n, name=f"o{o}_req")
+            m.d.comb += req_sig.eq(Cat(req))
+            grants.append(round_robin(m, req_sig, gptr[o], name=f"o{o}_grant"))
+
+        accept_out = []     # per input: one-hot over outputs
+        for i, x in enumerate(inputs):
+            gi = Signal(n, name=f"i{i}_granted")
+            m.d.comb += gi.eq(Cat(grants[o][i] for o in range(n)))
+            a = round_robin(m, gi, aptr[i], name=f"i{i}_accept")
+            accept_out.append(a)
+            ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
+            av = Signal(2, name=f"i{i}_take_vc")
+            m.d.comb += av.eq(Array(chosen_vc[o][i] for o in range(n))[ao])
+            m.d.comb += [
+                x.take.eq(a.any()),
+                x.take_dst.eq(ao),
+                x.take_vc.eq(av),
+                x.take_slot.eq(Array(Array(x.head[v][o] for o in range(n)) for v in vcs)[av][ao]),
+            ]
+            with m.If(a.any()):
+                m.d.sync += aptr[i].eq(Mux(ao == n - 1, 0, ao + 1))
+
+        # ---- outputs ------------------------------------------------------------------------
+        rd_move = [Const(0) for _ in range(n)]
+        for o in range(n):
+            port = self.port(o).rx
+            acc = Signal(n, name=f"o{o}_accepted")
+            m.d.comb += acc.eq(Cat(accept_out[i][o] for i in range(n)))
+            acc_in = one_hot_index(m, acc, name=f"o{o}_accepted_idx")
+            with m.If(acc.any()):
+                m.d.sync += [
+                    gptr[o].eq(Mux(acc_in == n - 1, 0, acc_in + 1)),
+                    vc_ptr[o].eq(Array(chosen_vc[o][i] for i in range(n))[acc_in] + 1),
+                ]
+
+            sel = owner[o]
+            valid = Signal(name=f"o{o}_valid")
+            m.d.comb += [
+                valid.eq(busy[o] & Array(x.rd_valid for x in inputs)[sel]
+                         & (Array(x.rd_dst for x in inputs)[sel] == o)),
+                port.valid.eq(valid),
+                port.payload.eq(Array(x.rd_beat.as_value() for x in inputs)[sel]),
+                out_move[o].eq(transfer(port)),
+            ]
+            last_move = Signal(name=f"o{o}_last_move")
+            m.d.comb += last_move.eq(out_move[o] & port.payload.last)
+            for i in range(n):
+                rd_move[i] = rd_move[i] | (out_move[o] & (sel == i))
+            with m.If(acc.any()):
+                with m.If(busy[o] & ~last_move):
+                    m.d.sync += [nxt[o].eq(acc_in), nxt_valid[o].eq(1)]
+                with m.Else():
+                    m.d.sync += [owner[o].eq(acc_in), busy[o].eq(1)]
+            with m.Elif(last_move):
+                with m.If(nxt_valid[o]):
+                    m.d.sync += [owner[o].eq(nxt[o]), nxt_valid[o].eq(0)]
+                with m.Else():
+                    m.d.sync += busy[o].eq(0)
+
+        for i, x in enumerate(inputs):
+            m.d.comb += x.rd_move.eq(rd_move[i])
+
+        # ---- drop counters ------------------------------------------------------------------
+        for counter, events in ((self.dropped_no_target, [x.ev_no_target for x in inputs]),
+                                (self.dropped_malformed, [x.ev_malformed for x in inputs])):
+            count = Signal.like(counter, name=f"{counter.name}_q")
+            inc = Signal(range(n + 1), name=f"{counter.name}_inc")
+            m.d.comb += inc.eq(sum(e.as_unsigned() for e in events))
+            total = Signal(len(count) + 5, name=f"{counter.name}_sum")
+            limit = (1 << len(count)) - 1
+            m.d.comb += total.eq(count + inc)
+            m.d.sync += count.eq(Mux(total > limit, limit, total))
+            m.d.comb += counter.eq(count)
+
+        # Internal state for the proofs in formal/htax.py (they elaborate the switch themselves).
+        self._state = dict(inputs=inputs, busy=busy, owner=owner, nxt_valid=nxt_valid, nxt=nxt,
+                           out_move=out_move)
+        return m
+
+    # -------------------------------------------------------------------------------------------
+    def _input(self, m, i):
+        """The buffer, virtual output queues and read engine of input port ``i``."""
+        n, s = self._n, self._s
+        nslots = NUM_VCS * s
+        slot_shape = range(nslots)
+        link = self.port(i).tx
+        beat = link.payload
+        hdr = beat.word.header
+        p = f"i{i}_"
+
+        class X:
+            pass
+        x = X()
+
+        # ---- slot state ---------------------------------------------------------------------
+        occ = [Signal(name=f"{p}occ{k}") for k in range(nslots)]
+        sdst = [Signal(range(n), name=f"{p}dst{k}") for k in range(nslots)]
+        snb = [Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nb{k}") for k in range(nslots)]
+        shdr = [Signal(HtaxHeader, name=f"{p}hdr{k}") for k in range(nslots)]
+        # older[k] bit j: slot j (same VC) entered before slot k.
+        older = [Signal(s, name=f"{p}older{k}") for k in range(nslots)]
+
+        def pool(v):
+            return range(v * s, (v + 1) * s)
+
+        # head[v][o]: the slot of VC v whose packet is next for output o; has[v][o]: there is one.
+        x.has = [[None] * n for _ in range(NUM_VCS)]
+        x.head = [[None] * n for _ in range(NUM_VCS)]
+        for v in range(NUM_VCS):
+            elig = []
+            for k in pool(v):
+                blocked = Const(0)
+                for j_idx, j in enumerate(pool(v)):
+                    if j != k:
+                        blocked = blocked | (occ[j] & older[k][j_idx] & (sdst[j] == sdst[k]))
+                e = Signal(name=f"{p}elig{k}")
+                m.d.comb += e.eq(occ[k] & ~blocked)
+                elig.append(e)
+            for o in range(n):
+                hit = Signal(s, name=f"{p}vc{v}_o{o}_hit")
+                m.d.comb += hit.eq(Cat(elig[j] & (sdst[k] == o) for j, k in enumerate(pool(v))))
+                has = Signal(name=f"{p}vc{v}_o{o}_has")
+                m.d.comb += has.eq(hit.any())
+                idx = one_hot_index(m, hit, name=f"{p}vc{v}_o{o}_idx")
+                head = Signal(slot_shape, name=f"{p}vc{v}_o{o}_head")
+                m.d.comb += head.eq(v * s + idx)
+                x.has[v][o], x.head[v][o] = has, head
+
+        pool_free = []
+        first_free = []
+        for v in range(NUM_VCS):
+            free_bits = Signal(s, name=f"{p}vc{v}_free")
+            m.d.comb += free_bits.eq(~Cat(occ[k] for k in pool(v)))
+            pool_free.append(free_bits.any())
+            low = Signal(s, name=f"{p}vc{v}_free_low")
+            m.d.comb += low.eq(free_bits & (~free_bits + 1)[:s])
+            first_free.append(one_hot_index(m, low, name=f"{p}vc{v}_free_idx"))
+
+        # ---- writer: header decode, slot allocation, data words -------------------------------
+        in_pkt = Signal(name=f"{p}in_pkt")
+        wvc = Signal(2, name=f"{p}wvc")
+        wslot = Signal(slot_shape, name=f"{p}wslot")
+        wdrop = Signal(name=f"{p}wdrop")
+        wcount = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}wcount")
+        wexp = Signal(range(16), name=f"{p}wexp")
+
+        ready = Signal(NUM_VCS, name=f"{p}ready")
+        np_, rsp = HtaxVC.NONPOSTED.value, HtaxVC.RESPONSE.value
+        for v in range(NUM_VCS):
+            # A non-posted header also needs a response slot for its possible error response.
+            free_v = pool_free[v] & pool_free[rsp] if v == np_ else pool_free[v]
+            m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
+        m.d.comb += link.ready.eq(ready)
+
+        moved = Signal(name=f"{p}moved")
+        m.d.comb += moved.eq(transfer(link))
+        hmove = Signal(name=f"{p}hmove")
+        m.d.comb += hmove.eq(moved & ~in_pkt)
+
+        bad = Signal(name=f"{p}malformed")
+        m.d.comb += bad.eq(malformed(hdr) | (hdr.vc.as_value() != beat.vc.as_value()))
+        no_target = Signal(name=f"{p}no_target")
+        m.d.comb += no_target.eq(~bad & (hdr.dst >= n) if n < 16 else Const(0))
+        good = Signal(name=f"{p}good")
+        m.d.comb += good.eq(~bad & ~no_target)
+        err_rsp = Signal(name=f"{p}err_rsp")
+        m.d.comb += err_rsp.eq(~good & (hdr.cmd == HtaxCmd.READ) & (beat.vc == HtaxVC.NONPOSTED))
+        x.ev_malformed = Signal(name=f"{p}ev_malformed")
+        x.ev_no_target = Signal(name=f"{p}ev_no_target")
+        m.d.comb += [x.ev_malformed.eq(hmove & bad), x.ev_no_target.eq(hmove & no_target)]
+
+        alloc_vc = Signal(2, name=f"{p}alloc_vc")
+        m.d.comb += alloc_vc.eq(Mux(good, beat.vc.as_value(), rsp))
+        alloc = Signal(name=f"{p}alloc")
+        m.d.comb += alloc.eq(hmove & (good | err_rsp))
+        alloc_slot = Signal(slot_shape, name=f"{p}alloc_slot")
+        m.d.comb += alloc_slot.eq(alloc_vc * s + Array(first_free)[alloc_vc])
+        nbeats = Signal(range(16), name=f"{p}hdr_beats")
+        m.d.comb += nbeats.eq(data_beats(hdr))
+
+        err_hdr = Signal(HtaxHeader, name=f"{p}err_hdr")
+        m.d.comb += [
+            err_hdr.cmd.eq(HtaxCmd.RESPONSE),
+            err_hdr.vc.eq(HtaxVC.RESPONSE),
+            err_hdr.status.eq(Mux(bad, HtaxStatus.MALFORMED.value, HtaxStatus.NO_TARGET.value)),
+            err_hdr.src.eq(hdr.dst),
+            err_hdr.dst.eq(i),
+            err_hdr.tag.eq(hdr.tag),
+        ]
+
+        data_mem = memory.Memory(shape=64, depth=nslots * MAX_DATA_WORDS, init=[])
+        m.submodules[f"{p}data"] = data_mem
+        wp = data_mem.write_port()
+        rp = data_mem.read_port(domain="sync")
+
+        with m.If(hmove):
+            m.d.sync += [
+                in_pkt.eq(~beat.last),
+                wvc.eq(beat.vc),
+                wslot.eq(alloc_slot),
+                wdrop.eq(~good),
+                wcount.eq(0),
+                wexp.eq(nbeats),
+            ]
+        with m.Elif(moved):
+            with m.If(beat.last):
+                m.d.sync += in_pkt.eq(0)
+            with m.If(~wdrop & (wcount < wexp)):
+                m.d.sync += wcount.eq(wcount + 1)
+                m.d.comb += [
+                    wp.en.eq(1),
+                    wp.addr.eq(Cat(wcount[:3], wslot)),
+                    wp.data.eq(beat.word.data),
+                ]
+
+        occ_pool_of = [Cat(occ[j] for j in pool(k // s)) for k in range(nslots)]
+        for k in range(nslots):
+            with m.If(alloc & (alloc_slot == k)):
+                m.d.sync += [
+                    occ[k].eq(1),
+                    sdst[k].eq(Mux(good, hdr.dst, i)),
+                    snb[k].eq(Mux(good, nbeats, 0)),
+                    shdr[k].eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
+                    older[k].eq(occ_pool_of[k]),
+                ]
+            # A newly allocated slot is younger than every other: clear its bit in the other rows.
+            for j in pool(k // s):
+                if j != k:
+                    with m.If(alloc & (alloc_slot == j)):
+                        m.d.sync += older[k][j - (k // s) * s].eq(0)
+
+        # ---- read engine --------------------------------------------------------------------
+        x.take = Signal(name=f"{p}take")
+        x.take_dst = Signal(range(n), name=f"{p}take_dst")
+        x.take_vc = Signal(2, name=f"{p}take_vc")
+        x.take_slot = Signal(slot_shape, name=f"{p}take_slot")
+        x.rd_move = Signal(name=f"{p}rd_move")
+
+        act = Signal(name=f"{p}act")
+        eslot = Signal(slot_shape, name=f"{p}eslot")
+        ek = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}ek")
+        enb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}enb")
+        edst = Signal(range(n), name=f"{p}edst")
+        evc = Signal(2, name=f"{p}evc")
+        x.free = Signal(name=f"{p}free")
+        m.d.comb += x.free.eq(~act)
+
+        x.rd_valid = Signal(name=f"{p}rd_valid")
+        x.rd_dst = Signal(range(n), name=f"{p}rd_dst")
+        x.rd_last = Signal(name=f"{p}rd_last")
+        rd_first = Signal(name=f"{p}rd_first")
+        rd_vc = Signal(2, name=f"{p}rd_vc")
+        rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
+
+        c_act = Signal(name=f"{p}c_act")
+        c_slot = Signal(slot_shape, name=f"{p}c_slot")
+        c_k = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_k")
+        c_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_nb")
+        c_dst = Signal(range(n), name=f"{p}c_dst")
+        c_vc = Signal(2, name=f"{p}c_vc")
+        with m.If(x.take):
+            m.d.comb += [c_act.eq(1), c_slot.eq(x.take_slot), c_k.eq(0),
+                         c_nb.eq(Array(snb)[x.take_slot]), c_dst.eq(x.take_dst), c_vc.eq(x.take_vc)]
+        with m.Else():
+            m.d.comb += [c_act.eq(act), c_slot.eq(eslot), c_k.eq(ek), c_nb.eq(enb), c_dst.eq(edst),
+                         c_vc.eq(evc)]
+
+        free_rd = Signal(name=f"{p}free_rd")
+        m.d.comb += free_rd.eq(~x.rd_valid | x.rd_move)
+        # Data word c_k (1-based) is readable unless the writer is still filling this slot.
+        writing = in_pkt & ~wdrop & (wslot == c_slot)
+        avail = Signal(name=f"{p}avail")
+        m.d.comb += avail.eq((c_k == 0) | ~writing | (wcount >= c_k))
+        issue = Signal(name=f"{p}issue")
+        m.d.comb += issue.eq(c_act & free_rd & avail)
+        is_last = Signal(name=f"{p}is_last")
+        m.d.comb += is_last.eq(c_k == c_nb)
+
+        m.d.comb += [rp.en.eq(free_rd), rp.addr.eq(Cat((c_k - 1)[:3], c_slot))]
+        with m.If(free_rd):
+            m.d.sync += x.rd_valid.eq(issue)
+        with m.If(issue):
+            m.d.sync += [
+                x.rd_dst.eq(c_dst), x.rd_last.eq(is_last), rd_first.eq(c_k == 0), rd_vc.eq(c_vc),
+                act.eq(~is_last), eslot.eq(c_slot), ek.eq(c_k + 1), enb.eq(c_nb), edst.eq(c_dst),
+                evc.eq(c_vc),
+            ]
+            with m.If(c_k == 0):
+                m.d.sync += rd_hdr.eq(Array(h.as_value() for h in shdr)[c_slot])
+            with m.If(is_last):
+                for k in range(nslots):
+                    with m.If(c_slot == k):
+                        m.d.sync += occ[k].eq(0)
+        with m.Elif(x.take):
+            m.d.sync += [act.eq(1), eslot.eq(c_slot), ek.eq(0), enb.eq(c_nb), edst.eq(c_dst),
+                         evc.eq(c_vc)]
+
+        x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
+        m.d.comb += [
+            x.rd_beat.word.eq(Mux(rd_first, rd_hdr.as_value(), rp.data)),
+            x.rd_beat.vc.eq(rd_vc),
+            x.rd_beat.first.eq(rd_first),
+            x.rd_beat.last.eq(x.rd_last),
+        ]
+        x.occ, x.snb, x.sdst, x.act, x.ek, x.enb, x.eslot = occ, snb, sdst, act, ek, enb, eslot
+        x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
+        x.rd_first, x.rd_vc, x.rd_hdr, x.shdr, x.evc, x.edst, x.alloc = (
+            rd_first, rd_vc, rd_hdr, shdr, evc, edst, alloc)
+        return x
+

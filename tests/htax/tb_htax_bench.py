@@ -1,0 +1,113 @@
+"""cocotb: HTAX performance measurements for ``bench/htax.py`` (results go to the JSON file ``out``).
+
+Definitions (cycles of the switch clock):
+
+* latency: from the cycle a header moves into a source port to the cycle it moves out of the
+  destination port (sinks always ready); with ``offered`` load the clock starts when the packet is
+  generated, so source queueing is included.
+* throughput: beats (header and data beats) delivered per cycle per output.
+"""
+
+import json
+import random
+
+import cocotb
+
+from rtl.common.htax import HtaxCmd
+from sim.runner import tb_params, tb_seed
+from tests.htax.harness import Harness, hdr_src, random_packet
+
+
+@cocotb.test()
+async def measure(dut):
+    p = tb_params()
+    n = p["ports"]
+    seed = tb_seed()
+    rng = random.Random(seed)
+    res = {"ports": n, "seed": seed}
+    first = True
+
+    async def fresh():
+        nonlocal first
+        h = Harness(dut, n, rng)
+        await h.start(clock=first)
+        first = False
+        return h
+
+    # zero-load latency: one packet at a time
+    h = await fresh()
+    lat = []
+    for _ in range(4 * n):
+        src, dst = rng.randrange(n), rng.randrange(n)
+        tag = h.send(src, random_packet(rng, src, dst, cmd=HtaxCmd.WRITE, length=8))
+        await h.run(until=h.drained, limit=200)
+        (hc, _, _, _), = [d for d in h.delivered[dst] if d[2] == tag]
+        lat.append(hc - h.hdr_in[tag])
+        await h.run(5)
+    h.check()
+    res["zero_load_latency_cycles"] = max(lat)
+    res["zero_load_latency_min"] = min(lat)
+
+    # saturated uniform random traffic, 8-data-beat writes
+    warm, window = p.get("warmup", 400), p.get("window", 3000)
+    h = await fresh()
+
+    def top_up(h, dst_of):
+        for src in range(n):
+            while len(h.queues[src][0]) < 3:
+                h.send(src, random_packet(rng, src, dst_of(src), cmd=HtaxCmd.WRITE, length=8))
+
+    for _ in range(warm):
+        top_up(h, lambda s: rng.randrange(n))
+        await h.run(1)
+    b0 = sum(h.out_beats)
+    for _ in range(window):
+        top_up(h, lambda s: rng.randrange(n))
+        await h.run(1)
+    res["throughput_per_port_saturated"] = (sum(h.out_beats) - b0) / window / n
+    h.check()
+    await h.run(until=h.drained, limit=20000)
+    h.check()
+
+    # fairness: every input saturates output 0
+    h = await fresh()
+    for _ in range(warm):
+        top_up(h, lambda s: 0)
+        await h.run(1)
+    k0 = len(h.delivered[0])
+    for _ in range(window):
+        top_up(h, lambda s: 0)
+        await h.run(1)
+    got = [0] * n
+    for d in h.delivered[0][k0:]:
+        got[hdr_src(d[1][0])] += 1
+    res["fairness_shares"] = [g / sum(got) for g in got]
+    res["fairness_min_share"] = min(got) / sum(got)
+    res["contended_output_beats_per_cycle"] = sum(got) * 9 / window
+    await h.run(until=h.drained, limit=20000)
+    h.check()
+
+    # latency versus offered load (Bernoulli packet arrivals, uniform destinations)
+    curve = []
+    for load in p.get("loads", []):
+        h = await fresh()
+        gen = {}
+        measured = []
+        total = warm + window
+        for c in range(total):
+            for src in range(n):
+                if rng.random() < load / 9:
+                    tag = h.send(src, random_packet(rng, src, rng.randrange(n), cmd=HtaxCmd.WRITE, length=8))
+                    if c >= warm:
+                        gen[tag] = h.cycle
+                        measured.append(tag)
+            await h.run(1)
+        await h.run(until=h.drained, limit=200000)
+        h.check()
+        out = {d[2]: d[0] for ds in h.delivered for d in ds}
+        lats = sorted(out[t] - gen[t] for t in measured)
+        curve.append({"offered": load, "mean_latency": sum(lats) / len(lats),
+                      "p99_latency": lats[int(0.99 * (len(lats) - 1))], "packets": len(lats)})
+    res["latency_vs_load"] = curve
+    with open(p["out"], "w") as f:
+        json.dump(res, f, indent=1)
