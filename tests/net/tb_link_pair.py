@@ -96,7 +96,8 @@ async def link_pair(dut):
     scenario = prm.get("scenario", "plain")
     errors = prm.get("errors", {})
     chans = {d: Channel(phit_bits=phit_bits, latency=prm.get("latency", 8),
-                        rng=random.Random(rng.getrandbits(32)), **errors) for d in ("ab", "ba")}
+                        rng=random.Random(rng.getrandbits(32)), **prm.get(f"errors_{d}", errors))
+             for d in ("ab", "ba")}
 
     sent = {}
     sources, sinks = [], {}
@@ -106,7 +107,8 @@ async def link_pair(dut):
                 beats = malformed_stream(rng, n)
                 expected = shape_stream(beats)
             else:
-                expected = [random_packet(rng) for _ in range(n)]
+                expected = [random_packet(rng) for _ in range(n if src == "a" or not prm.get("one_way")
+                                                               else 0)]
                 beats = [b for p in expected for b in beats_of(p)]
             sent[(src, vc)] = expected
             sources.append(Source(dut, f"{src}_tx__{vc}", beats, rng, prm.get("src_stall", 0.2)))
@@ -147,11 +149,13 @@ async def link_pair(dut):
         for s in sinks.values():
             s.drive()
         dut.a_retrain.value = 0
+        dut.b_retrain.value = 0
         if scenario == "link_error" and link_error_seen and dead_until is None:
             dead_until = cycle + 200
         if dead_until is not None and cycle == dead_until:
             chans["ab"].dead = False
             dut.a_retrain.value = 1
+            dut.b_retrain.value = 1
         await ReadOnly()
         for s in sources:
             s.sample()
@@ -212,7 +216,7 @@ async def link_pair(dut):
     if scenario == "link_error":
         assert link_error_seen and irqs == 1, (link_error_seen, irqs)
         assert counters["a"]["link_errors"] == 1, counters
-        assert int(dut.a_link_error.value) == 0
+        assert int(dut.a_link_error.value) == 0 and int(dut.b_link_error.value) == 0
     if scenario == "malformed":
         exp = sum(1 for i in range(n) if i % 3)
         for side in "ab":

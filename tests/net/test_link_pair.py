@@ -24,7 +24,9 @@ CASES = {
     "burst": dict(errors={"burst": 1e-3}, expect=["a.crc_errors", "b.retransmissions"]),
     "ack_corrupt": dict(errors={"ack_corrupt": 0.05}, src_stall=0.6,
                         expect=["a.crc_errors", "b.crc_errors"]),
-    "ack_drop": dict(errors={"ack_drop": 0.3}, src_stall=0.6, expect=["a.retransmissions"]),
+    # Acks from b to a almost all lost and b sending no data: only the replay timer recovers.
+    "ack_drop": dict(errors={}, errors_ba={"ack_drop": 0.995}, one_way=True, max_replays=15,
+                     expect=["a.replay_timeouts", "a.retransmissions"]),
     "drop_last": dict(errors={"drop_last": 0.2}, latency=24, src_stall=0.6,
                       expect=["a.replay_timeouts", "a.retransmissions"]),
     "backpressure": dict(dst_stall=0.85, errors={"bit_flip": 1e-3}, max_cycles=120000,

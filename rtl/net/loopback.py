@@ -1,0 +1,236 @@
+"""Simulation-only harness: two link ports, an error-injecting channel, traffic generators, checkers.
+
+Not part of the NIC.  It lets the long runs (``make soak``, ``bench/link.py``) go without per-cycle
+Python: every packet is a function of its VC and its number (:func:`_beat`), so a checker recomputes
+what it must receive and counts mismatches; the channel draws its errors from xorshift generators.
+The Python channel model (:mod:`sim.channel`) covers the flit-level error kinds; this one injects bit
+flips, dropped phits and burst errors, with probabilities given as 32-bit thresholds on ports.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import NetBeatKind, NetStreamSignature
+
+from .link_port import COUNTERS, LinkPort
+from .params import PhitCtl
+
+__all__ = ["LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck"]
+
+_K = 0x9E3779B97F4A7C15
+
+
+def _xorshift(m, state):
+    """Advance a 32-bit xorshift generator every cycle; return its current value."""
+    x1 = Signal(32)
+    x2 = Signal(32)
+    x3 = Signal(32)
+    m.d.comb += [x1.eq(state ^ (state << 13)[:32]), x2.eq(x1 ^ (x1 >> 17)), x3.eq(x2 ^ (x2 << 5)[:32])]
+    m.d.sync += state.eq(x3)
+    return state
+
+
+def _structure(pkt):
+    """(command_words field, payload_words) of packet ``pkt``: 0..3 and 0..8."""
+    h = (pkt * 0x2545F491)[:32]
+    pw = Mux(h[8:12] > 8, h[8:12] - 8, h[8:12])
+    return h[4:6], pw[:4]
+
+
+def _beat(vc, pkt, idx, cw, pw, fixed_cw, fixed_pw, fixed):
+    """Data and framing of beat ``idx`` of packet ``pkt`` on ``vc``."""
+    cw = Mux(fixed, fixed_cw, cw)
+    pw = Mux(fixed, fixed_pw, pw)
+    length = 2 + cw + pw
+    word = Cat(idx[:5], Const(vc, 1), Const(0, 2), pkt[:32], Const(0, 24)) ^ (pkt * _K)[:64]
+    header = Cat(Const(1, 4), pw, cw, pkt[:16], (pkt * _K)[:38])
+    data = Mux(idx == 1, header, word)
+    kind = Mux(idx == 0, NetBeatKind.ROUTE, Mux(idx < 2 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD))
+    return data, kind, idx == 0, idx == length - 1
+
+
+class LfsrChannel(wiring.Component):
+    """One direction: ``latency`` cycles of delay with random bit flips, lost phits and bursts.
+
+    Thresholds are probabilities times 2**32 per phit.  ``injected`` counts error events.
+    """
+
+    def __init__(self, *, phit_bits, latency, seed):
+        self.phit_bits, self.latency, self.seed = phit_bits, latency, seed
+        super().__init__({
+            "i_phit": In(phit_bits), "i_ctl": In(PhitCtl), "o_phit": Out(phit_bits), "o_ctl": Out(PhitCtl),
+            "flip": In(32), "drop": In(32), "burst": In(32), "injected": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        W = self.phit_bits
+        r1 = _xorshift(m, Signal(32, init=(self.seed & 0xffffffff) | 1))
+        r2 = _xorshift(m, Signal(32, init=((self.seed * 7919) & 0xffffffff) | 1))
+        burst_left = Signal(4)
+        phit = Signal(W)
+        ctl = Signal(2)
+        noise = Cat(r2, r1, r2, r1)[:W + 2]
+        flip_bit = Signal(range(W + 2))
+        m.d.comb += flip_bit.eq(Mux(r2[8:16] < (W + 2) * 3, r2[8:16] % (W + 2), r2[0:4]))
+        m.d.comb += [phit.eq(self.i_phit), ctl.eq(self.i_ctl)]
+        event = Signal()
+        with m.If(burst_left != 0):
+            m.d.comb += [phit.eq(noise[:W]), ctl.eq(noise[W:])]
+            m.d.sync += burst_left.eq(burst_left - 1)
+        with m.Elif(r1 < self.burst):
+            m.d.comb += [phit.eq(noise[:W]), ctl.eq(noise[W:]), event.eq(1)]
+            m.d.sync += burst_left.eq(r2[16:19] | 1)
+        with m.Elif(r1 < self.burst + self.drop):
+            m.d.comb += [phit.eq(0), ctl.eq(PhitCtl.IDLE), event.eq(1)]
+        with m.Elif(r1 < self.burst + self.drop + self.flip):
+            m.d.comb += [Cat(phit, ctl).eq(Cat(self.i_phit, self.i_ctl) ^ (1 << flip_bit)), event.eq(1)]
+        with m.If(event):
+            m.d.sync += self.injected.eq(self.injected + 1)
+        line = [Signal(W + 2, name=f"d{i}") for i in range(self.latency)]
+        m.d.sync += line[0].eq(Cat(phit, ctl))
+        for a, b in zip(line, line[1:]):
+            m.d.sync += b.eq(a)
+        m.d.comb += Cat(self.o_phit, self.o_ctl).eq(line[-1])
+        return m
+
+
+class TrafficGen(wiring.Component):
+    """Sends packets ``0 .. packets-1`` on one VC; idles a cycle when ``rng < stall``."""
+
+    def __init__(self, *, vc, seed):
+        self.vc, self.seed = vc, seed
+        super().__init__({"o": Out(NetStreamSignature()), "packets": In(32), "stall": In(32),
+                          "fixed": In(1), "fixed_cw": In(2), "fixed_pw": In(4),
+                          "sent": Out(32), "payload_beats": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        rng = _xorshift(m, Signal(32, init=(self.seed & 0xffffffff) | 1))
+        pkt = Signal(32)
+        idx = Signal(5)
+        cw, pw = _structure(pkt)
+        data, kind, first, last = _beat(self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
+                                        self.fixed)
+        m.d.comb += [self.o.payload.data.eq(data), self.o.payload.kind.eq(kind),
+                     self.o.payload.first.eq(first), self.o.payload.last.eq(last)]
+        shown = Signal()        # valid was high and not accepted: hold it (stream rule)
+        with m.If(shown | ((pkt < self.packets) & (rng >= self.stall))):
+            m.d.comb += self.o.valid.eq(1)
+        m.d.sync += shown.eq(self.o.valid & ~self.o.ready)
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += idx.eq(idx + 1)
+            with m.If(kind == NetBeatKind.PAYLOAD):
+                m.d.sync += self.payload_beats.eq(self.payload_beats + 1)
+            with m.If(last):
+                m.d.sync += [idx.eq(0), pkt.eq(pkt + 1), self.sent.eq(pkt + 1)]
+        return m
+
+
+class TrafficCheck(wiring.Component):
+    """Receives one VC; counts packets, payload beats, and beats that differ from what was sent."""
+
+    def __init__(self, *, vc, seed):
+        self.vc, self.seed = vc, seed
+        super().__init__({"i": In(NetStreamSignature()), "stall": In(32),
+                          "fixed": In(1), "fixed_cw": In(2), "fixed_pw": In(4),
+                          "received": Out(32), "payload_beats": Out(32), "errors": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        rng = _xorshift(m, Signal(32, init=(self.seed & 0xffffffff) | 1))
+        pkt = Signal(32)
+        idx = Signal(5)
+        cw, pw = _structure(pkt)
+        data, kind, first, last = _beat(self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
+                                        self.fixed)
+        m.d.comb += self.i.ready.eq(rng >= self.stall)
+        with m.If(self.i.valid & self.i.ready):
+            p = self.i.payload
+            ok = (p.data == data) & (p.kind.as_value() == kind) & (p.first == first) & (p.last == last)
+            with m.If(~ok):
+                m.d.sync += self.errors.eq(self.errors + 1)
+            with m.If(kind == NetBeatKind.PAYLOAD):
+                m.d.sync += self.payload_beats.eq(self.payload_beats + 1)
+            # resynchronise on the received framing so one error does not cascade
+            m.d.sync += idx.eq(idx + 1)
+            with m.If(p.last):
+                m.d.sync += [idx.eq(0), pkt.eq(pkt + 1), self.received.eq(pkt + 1)]
+        return m
+
+
+class LinkLoop(wiring.Component):
+    """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on both VCs both ways.
+
+    Members (``<x>`` is ``a`` or ``b``, ``<v>`` is 0 or 1): ``packets``, ``src_stall``, ``dst_stall``,
+    ``fixed``/``fixed_cw``/``fixed_pw`` (one packet shape for the efficiency runs), ``flip``/``drop``/
+    ``burst`` (channel error thresholds, both directions), ``<x>_<counter>`` (link port counters),
+    ``<x><v>_sent``/``_received``/``_errors``/``_payload`` (traffic), ``<x>_data_phits``/
+    ``<x>_busy_phits``/``<x>_data_flits`` (phits of data flits, of any flit, data flits, sent by
+    ``<x>``), ``<x>_injected`` (errors injected on the way out of ``<x>``), ``cycles``.
+    """
+
+    def __init__(self, *, latency=16, **params):
+        self.a = LinkPort(**params)
+        self.b = LinkPort(**params)
+        self.params = self.a.params
+        self.latency = latency
+        p = self.params
+        members = {"packets": In(32), "src_stall": In(32), "dst_stall": In(32), "fixed": In(1),
+                   "fixed_cw": In(2), "fixed_pw": In(4), "flip": In(32), "drop": In(32),
+                   "burst": In(32), "replay_timeout": In(16, init=self.a.replay_timeout_init),
+                   "cycles": Out(32)}
+        for x in "ab":
+            for name in COUNTERS:
+                members[f"{x}_{name}"] = Out(p.counter_bits)
+            members[f"{x}_link_error"] = Out(1)
+            for name in ("data_phits", "busy_phits", "data_flits", "injected"):
+                members[f"{x}_{name}"] = Out(32)
+            for v in range(2):
+                for name in ("sent", "received", "errors", "payload"):
+                    members[f"{x}{v}_{name}"] = Out(32)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        m.submodules.a = a = self.a
+        m.submodules.b = b = self.b
+        m.d.sync += self.cycles.eq(self.cycles + 1)
+        ports = {"a": a, "b": b}
+        for x, y, seed in (("a", "b", 0x1234567), ("b", "a", 0x7654321)):
+            src, dst = ports[x], ports[y]
+            ch = LfsrChannel(phit_bits=p.phit_bits, latency=self.latency, seed=seed)
+            m.submodules[f"ch_{x}{y}"] = ch
+            m.d.comb += [ch.i_phit.eq(src.tx_phit), ch.i_ctl.eq(src.tx_ctl),
+                         dst.rx_phit.eq(ch.o_phit), dst.rx_ctl.eq(ch.o_ctl),
+                         ch.flip.eq(self.flip), ch.drop.eq(self.drop), ch.burst.eq(self.burst),
+                         getattr(self, f"{x}_injected").eq(ch.injected),
+                         src.replay_timeout.eq(self.replay_timeout),
+                         getattr(self, f"{x}_link_error").eq(src.link_error)]
+            for name in COUNTERS:
+                m.d.comb += getattr(self, f"{x}_{name}").eq(getattr(src, name))
+            busy = src.tx_ctl != PhitCtl.IDLE
+            with m.If(src.tx_data_phit):
+                m.d.sync += getattr(self, f"{x}_data_phits").eq(getattr(self, f"{x}_data_phits") + 1)
+                with m.If(src.tx_ctl == PhitCtl.EOF):
+                    m.d.sync += getattr(self, f"{x}_data_flits").eq(getattr(self, f"{x}_data_flits") + 1)
+            with m.If(busy):
+                m.d.sync += getattr(self, f"{x}_busy_phits").eq(getattr(self, f"{x}_busy_phits") + 1)
+            for v in range(2):
+                gen = TrafficGen(vc=v, seed=seed * 3 + v * 101)
+                chk = TrafficCheck(vc=v, seed=seed * 5 + v * 37)
+                m.submodules[f"gen_{x}{v}"] = gen
+                m.submodules[f"chk_{x}{v}"] = chk
+                wiring.connect(m, gen.o, src.tx[v])
+                wiring.connect(m, dst.rx[v], chk.i)
+                for blk in (gen, chk):
+                    m.d.comb += [blk.fixed.eq(self.fixed), blk.fixed_cw.eq(self.fixed_cw),
+                                 blk.fixed_pw.eq(self.fixed_pw)]
+                m.d.comb += [gen.packets.eq(self.packets), gen.stall.eq(self.src_stall),
+                             chk.stall.eq(self.dst_stall),
+                             getattr(self, f"{x}{v}_sent").eq(gen.sent),
+                             getattr(self, f"{x}{v}_received").eq(chk.received),
+                             getattr(self, f"{x}{v}_errors").eq(chk.errors),
+                             getattr(self, f"{x}{v}_payload").eq(chk.payload_beats)]
+        return m

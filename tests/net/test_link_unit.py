@@ -1,0 +1,105 @@
+"""Unit tests of the link port in the Amaranth simulator: parameters, wire format, CRC standard."""
+
+import random
+
+import crc
+import pytest
+from amaranth.sim import Simulator
+
+from rtl.net import LinkParams, LinkPort
+from sim.link_model import beats_of, crc_bytes, random_packet
+
+CRC_REFERENCE = {16: crc.Calculator(crc.Crc16.IBM_3740), 32: crc.Calculator(crc.Crc32.CRC32),
+                 64: crc.Calculator(crc.Crc32.CRC32)}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(phit_bits=24), "phit_bits must be 16, 32 or 64, not 24"),
+    (dict(phit_bits="16"), "phit_bits must be an integer, not '16'"),
+    (dict(replay_flits=48), "replay_flits must be a power of two from 2 to 256, not 48"),
+    (dict(replay_flits=512), "replay_flits must be a power of two from 2 to 256, not 512"),
+    (dict(flit_phits=65), r"flit_phits must be from 6 \(header, one beat, CRC\) to 64, not 65"),
+    (dict(flit_phits=5), r"flit_phits must be from 6 \(header, one beat, CRC\) to 64, not 5"),
+    (dict(seq_bits=6), r"seq_bits must be from log2\(replay_flits\) \+ 1 = 7 to 12, not 6"),
+    (dict(rx_buffer_beats=8), r"rx_buffer_beats must hold one full flit \(15 beats\), not 8"),
+    (dict(rx_buffer_beats=100), "rx_buffer_beats must be a power of two of at least 4, not 100"),
+    (dict(counter_bits=0), "counter_bits must be from 1 to 32, not 0"),
+    (dict(replay_timeout=0), "replay_timeout must be from 1 to 65535 cycles, not 0"),
+    (dict(max_replays=16), "max_replays must be from 1 to 15, not 16"),
+])
+def test_bad_parameters(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=f"^{message}$"):
+        LinkPort(**kwargs)
+
+
+def test_parameters_are_keyword_only():
+    with pytest.raises(TypeError):
+        LinkPort(16)
+
+
+def test_sequence_bits_cover_twice_the_replay_window():
+    for depth in (2, 8, 64, 256):
+        p = LinkParams(replay_flits=depth, rx_buffer_beats=256)
+        assert 2 ** p.seq_bits >= 2 * depth
+
+
+def _first_flit(phit_bits, seed):
+    """Run one port, send one packet on VC 1, return (packet, phits of the first data flit)."""
+    dut = LinkPort(phit_bits=phit_bits, flit_phits=64 if phit_bits == 16 else 24, rx_buffer_beats=64)
+    rng = random.Random(seed)
+    words = random_packet(rng)
+    flit = []
+
+    async def tb(ctx):
+        beats = beats_of(words)
+        i = 0
+        started = False
+        for _ in range(200):
+            if i < len(beats):
+                d, k, f, last = beats[i]
+                ctx.set(dut.tx[1].valid, 1)
+                ctx.set(dut.tx[1].payload, {"data": d, "kind": k, "first": f, "last": last})
+            else:
+                ctx.set(dut.tx[1].valid, 0)
+            _, _, ready, ctl, phit = await ctx.tick().sample(dut.tx[1].ready, dut.tx_ctl, dut.tx_phit)
+            if ready and i < len(beats):
+                i += 1
+            ctl = ctl.value if hasattr(ctl, "value") else int(ctl)
+            if ctl == 1 and not (phit & 1):     # SOF of a data flit
+                started = True
+            if started:
+                flit.append((ctl, phit))
+                if ctl == 3:
+                    return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(tb)
+    sim.run()
+    return dut.params, words, flit
+
+
+@pytest.mark.parametrize("phit_bits", [16, 32, 64])
+def test_flit_format_and_crc_standard(phit_bits):
+    """The first data flit: header fields at the documented bit positions, the packet's words as
+    beats (first phit = low bits), and a CRC equal to the published algorithm's (``crc`` package)."""
+    seed = random.randrange(1 << 30)
+    print(f"seed {seed}")
+    p, words, flit = _first_flit(phit_bits, seed)
+    assert flit and flit[-1][0] == 3, "no complete data flit seen"
+    ctls = [c for c, _ in flit]
+    assert ctls == [1] + [2] * (len(flit) - 2) + [3]
+    phits = [d for _, d in flit[:-1]]
+    S = p.seq_bits
+    hdr = phits[0]
+    assert hdr & 1 == 0                       # type DATA
+    assert hdr >> 1 & 1 == 1                  # VC 1
+    assert hdr >> 2 & (2 ** S - 1) == 0       # first sequence number
+    assert hdr >> (2 + S) & (2 ** S - 1) == 0  # nothing received yet
+    per_beat = 64 // phit_bits
+    body = phits[1:]
+    beats = [sum(body[i + k] << (k * phit_bits) for k in range(per_beat))
+             for i in range(0, len(body), per_beat)]
+    assert beats == words[:len(beats)] and len(beats) >= 1
+    expected = CRC_REFERENCE[phit_bits].checksum(crc_bytes(phits, phit_bits))
+    assert flit[-1][1] & (2 ** p.crc_bits - 1) == expected
