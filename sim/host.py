@@ -274,8 +274,7 @@ class HostModel:
                 await ReadOnly()
             raw = self._in_payload.value
             if not raw.is_resolvable:
-                self.errors.append(f"cycle {self.now()}: valid with unresolved payload {raw} "
-                                   f"(valid {self._in_valid.value}, rst {self._rst.value if self._rst is not None else '-'})")
+                self.errors.append(f"cycle {self.now()}: valid with unresolved payload {raw}")
                 await RisingEdge(self.clk)
                 await ReadOnly()
                 continue

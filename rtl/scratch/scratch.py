@@ -46,6 +46,7 @@ from rtl.common.htax import (
     malformed,
     transfer,
 )
+from rtl.common.params import rejecting
 
 __all__ = ["HtaxScratch"]
 
@@ -92,15 +93,8 @@ class HtaxScratch(wiring.Component):
     """
 
     def __init__(self, *, words=512, max_outstanding=16, port=1, host_port=0):
-        if not isinstance(words, int) or words < 8 or words > 4096 or words & (words - 1):
-            raise ValueError(f"words must be a power of two between 8 and 4096, not {words!r}")
-        if not isinstance(max_outstanding, int) or not 1 <= max_outstanding <= 32:
-            raise ValueError(f"max_outstanding must be between 1 and 32, not {max_outstanding!r}")
-        for name, value in (("port", port), ("host_port", host_port)):
-            if not isinstance(value, int) or not 0 <= value < 16:
-                raise ValueError(f"{name} must be an HTAX port number 0..15, not {value!r}")
-        if port == host_port:
-            raise ValueError(f"port and host_port must differ, both are {port}")
+        with rejecting(self):
+            self._check(words, max_outstanding, port, host_port)
         self.words = words
         self.max_outstanding = max_outstanding
         self.port = port
@@ -110,6 +104,18 @@ class HtaxScratch(wiring.Component):
             "dma_busy": Out(1),
             "errors": Out(16),
         })
+
+    @staticmethod
+    def _check(words, max_outstanding, port, host_port):
+        if not isinstance(words, int) or words < 8 or words > 4096 or words & (words - 1):
+            raise ValueError(f"words must be a power of two between 8 and 4096, not {words!r}")
+        if not isinstance(max_outstanding, int) or not 1 <= max_outstanding <= 32:
+            raise ValueError(f"max_outstanding must be between 1 and 32, not {max_outstanding!r}")
+        for name, value in (("port", port), ("host_port", host_port)):
+            if not isinstance(value, int) or not 0 <= value < 16:
+                raise ValueError(f"{name} must be an HTAX port number 0..15, not {value!r}")
+        if port == host_port:
+            raise ValueError(f"port and host_port must differ, both are {port}")
 
     def elaborate(self, platform):
         m = Module()
