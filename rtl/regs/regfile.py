@@ -9,7 +9,8 @@ HTAX side (:mod:`rtl.common.htax`)
     * posted WRITEs, 1..8 words with byte enables: applied one word per cycle, two cycles after the
       data beat arrives (one register stage, then the update);
     * non-posted READs: answered with a RESPONSE of the same tag to the request's ``src``; the response
-      header leaves two cycles after the request header arrived;
+      header leaves two cycles after the request header arrived, the data words (fetched through a
+      two-stage pipeline: address/RAM read, then registered data) one per cycle from the fourth;
     * status ``NO_TARGET`` (no data) when the address is outside the window or any requested word
       decodes to no register; ``MALFORMED`` for a READ on the non-posted VC that breaks a header rule;
     * every other malformed or unexpected packet (RESPONSE, ATS, reserved command, a beat outside a
@@ -293,6 +294,9 @@ class RegisterFile(wiring.Component):
         ev_dropped_rx = Signal()     # a packet or beat dropped at the receiver
         ev_dropped = Signal(2)       # ... and/or a READ answered MALFORMED
         ev_unmapped = Signal(2)      # an unmapped write word and/or a read answered NO_TARGET
+        ev_dropped_q = Signal(2)     # ... one cycle later, into the counters (off the decode paths)
+        ev_unmapped_q = Signal(2)
+        m.d.sync += [ev_dropped_q.eq(ev_dropped), ev_unmapped_q.eq(ev_unmapped)]
 
         # ---- receive framing -----------------------------------------------------------------
         rd_busy = Signal()
@@ -318,8 +322,8 @@ class RegisterFile(wiring.Component):
         rd_haddr = Signal(ADDR_BITS)
         rd_len = Signal(4)
         rd_be = Signal(16)
-        rd_mal = Signal()
-        rd_inwin = Signal()
+        rd_status = Signal(HtaxStatus)      # decided from the request header as it arrives
+        status_in = Signal(HtaxStatus)
         rd_phase_hdr = Signal()     # the response header still has to be sent
         rd_addr = Signal(wbits)     # next word to fetch
         rd_left = Signal(4)         # words still to fetch
@@ -345,8 +349,8 @@ class RegisterFile(wiring.Component):
                     m.d.sync += [
                         rd_busy.eq(1), rd_phase_hdr.eq(1), rd_src.eq(hdr.src), rd_tag.eq(hdr.tag),
                         rd_haddr.eq(mem.addr), rd_len.eq(mem.length),
-                        rd_be.eq(Cat(mem.first_be, mem.last_be)), rd_mal.eq(hdr_mal),
-                        rd_inwin.eq(in_window), rd_addr.eq(mem.addr[3:win_bits]),
+                        rd_be.eq(Cat(mem.first_be, mem.last_be)), rd_status.eq(status_in),
+                        rd_addr.eq(mem.addr[3:win_bits]),
                         rd_left.eq(mem.length), rd_beats.eq(mem.length),
                     ]
                 with m.Else():
@@ -368,6 +372,9 @@ class RegisterFile(wiring.Component):
 
         a_valid = Signal()
         a_addr = Signal(wbits)
+        b_valid = Signal()          # stage B: the word's data, registered off the RAM outputs
+        b_data = Signal(64)
+        b_load = Signal()
         a_hit = Signal(len(self._arrays))
         out_valid = Signal()
         out_beat = Signal(HtaxBeat)
@@ -392,13 +399,13 @@ class RegisterFile(wiring.Component):
         msi_addr_f = msi_data_f = None
         for fl in self._flops:
             sel_w = w_valid & w_ok & (w_addr == fl.word)
-            sel_r = load_rd_data & (a_addr == fl.word)
+            sel_r = b_load & (a_addr == fl.word)
             write_hit_any = write_hit_any | (w_addr == fl.word)
             reg_rdata = Const(0, 64)
             for f in fl.reg.fields:
                 v = values[f"{fl.path}.{f.name}"]
                 self._field(m, fl, f, v, sel_w, sel_r, w_data[f.lsb:f.lsb + f.width],
-                            wmask[f.lsb:f.lsb + f.width], ev_dropped, ev_unmapped, values)
+                            wmask[f.lsb:f.lsb + f.width], ev_dropped_q, ev_unmapped_q, values)
                 if "r" in f.sw:
                     reg_rdata = reg_rdata | (v.as_unsigned() << f.lsb)
                 if f.intr:
@@ -462,9 +469,10 @@ class RegisterFile(wiring.Component):
             sync_rdata = sync_rdata | Mux(a_hit[i], data & rd_mask, 0)
 
         # ---- read engine -----------------------------------------------------------------------
-        # status of the response: every requested word must decode to a register
-        rd_base = rd_haddr[3:win_bits]
-        line = rd_base[3:]
+        # status of the response, decided from the header as it arrives (registered in rd_status, off
+        # the response path): every requested word must decode to a register
+        hdr_base = mem.addr[3:win_bits]
+        line = hdr_base[3:]
         mapped = []
         for i in range(MAX_DATA_WORDS):
             w = Cat(Const(i, 3), line)
@@ -475,16 +483,16 @@ class RegisterFile(wiring.Component):
                 hit = hit | arr.hit(w)
             mapped.append(hit)
         mapped = Cat(*mapped)
-        first = rd_base[:3]
-        want = (((Const(1, 9) << rd_len) - 1) << first)[:MAX_DATA_WORDS]
+        first = hdr_base[:3]
+        want = (((Const(1, 9) << mem.length) - 1) << first)[:MAX_DATA_WORDS]
         all_mapped = (want & ~mapped) == 0
-        status = Signal(HtaxStatus)
-        with m.If(rd_mal):
-            m.d.comb += status.eq(HtaxStatus.MALFORMED)
-        with m.Elif(~rd_inwin | ~all_mapped):
-            m.d.comb += status.eq(HtaxStatus.NO_TARGET)
+        with m.If(hdr_mal):
+            m.d.comb += status_in.eq(HtaxStatus.MALFORMED)
+        with m.Elif(~in_window | ~all_mapped):
+            m.d.comb += status_in.eq(HtaxStatus.NO_TARGET)
         with m.Else():
-            m.d.comb += status.eq(HtaxStatus.OK)
+            m.d.comb += status_in.eq(HtaxStatus.OK)
+        status = rd_status
         status_ok = status == HtaxStatus.OK
         m.d.comb += [
             ev_dropped.eq(ev_dropped_rx.as_unsigned()
@@ -493,8 +501,14 @@ class RegisterFile(wiring.Component):
                            + (load_rd_hdr & (status == HtaxStatus.NO_TARGET)).as_unsigned()),
         ]
 
-        # stage A: a word whose synchronous sources (RAM, external) are being read
-        a_take = a_valid & load_rd_data
+        # stage A: a word whose synchronous sources (RAM, external) are being read; stage B: its data,
+        # registered (read side effects happen here: a word in B is always sent)
+        m.d.comb += b_load.eq(a_valid & (~b_valid | load_rd_data))
+        with m.If(b_load):
+            m.d.sync += [b_valid.eq(1), b_data.eq(flop_rdata | sync_rdata)]
+        with m.Elif(load_rd_data):
+            m.d.sync += b_valid.eq(0)
+        a_take = b_load
         m.d.comb += a_fill.eq(rd_busy & status_ok & (rd_left != 0) & (~a_valid | a_take))
         with m.If(a_fill):
             m.d.sync += [a_valid.eq(1), a_addr.eq(rd_addr), rd_addr.eq(rd_addr + 1), rd_left.eq(rd_left - 1)]
@@ -521,7 +535,7 @@ class RegisterFile(wiring.Component):
         rd_in_data = rd_busy & ~rd_phase_hdr
         m.d.comb += [
             load_msi_data.eq(can_load & msi_data_next),
-            load_rd_data.eq(can_load & ~msi_data_next & rd_in_data & a_valid),
+            load_rd_data.eq(can_load & ~msi_data_next & rd_in_data & b_valid),
             load_msi_hdr.eq(can_load & ~msi_data_next & ~rd_in_data & msi_req
                             & Const(int(msi_addr_f is not None), 1)),
             load_rd_hdr.eq(can_load & ~msi_data_next & ~rd_in_data & ~load_msi_hdr & rd_busy & rd_phase_hdr),
@@ -546,7 +560,7 @@ class RegisterFile(wiring.Component):
                 m.d.sync += rd_busy.eq(0)
         with m.If(load_rd_data):
             m.d.comb += [
-                out.word.data.eq(flop_rdata | sync_rdata), out.vc.eq(HtaxVC.RESPONSE),
+                out.word.data.eq(b_data), out.vc.eq(HtaxVC.RESPONSE),
                 out.first.eq(0), out.last.eq(rd_beats == 1),
             ]
             m.d.sync += [out_valid.eq(1), out_beat.eq(out), rd_beats.eq(rd_beats - 1)]
