@@ -57,7 +57,7 @@ def _env():
 def run_proof(proof, workdir):
     """Run one proof in ``workdir``; return ``(passed, seconds, log tail)``."""
     workdir.mkdir(parents=True, exist_ok=True)
-    il = rtlil.convert(_Harness(proof.top), ports=proof.ports, emit_src=False)
+    il = rtlil.convert(_Harness(proof.top), ports=proof.ports)
     (workdir / "top.il").write_text(il)
     (workdir / f"{proof.name}.sby").write_text(f"""[options]
 mode {proof.mode}
@@ -81,13 +81,18 @@ top.il
     return r.returncode == 0 and "DONE (PASS" in r.stdout, dt, tail
 
 
-def _modules():
+def _modules(only=None):
+    """``(unit, module or the exception that importing it raised)`` for each ``formal/<unit>.py``."""
     for path in sorted((ROOT / "formal").glob("*.py")):
-        if path.name.startswith("_"):
+        if path.name.startswith("_") or (only and path.stem not in only):
             continue
         spec = importlib.util.spec_from_file_location(f"formal_{path.stem}", path)
         mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as e:      # one broken proof file must not hide the others' results
+            yield path.stem, e
+            continue
         yield path.stem, mod
 
 
@@ -100,8 +105,10 @@ def main(argv=None):
     cfg = load(args.config)
     failed = []
     count = 0
-    for unit, mod in _modules():
-        if args.unit and unit not in args.unit:
+    for unit, mod in _modules(args.unit):
+        if isinstance(mod, Exception):
+            print(f"{unit}: FAIL (formal/{unit}.py does not load: {mod!r})")
+            failed.append(unit)
             continue
         for proof in mod.proofs(cfg):
             if args.proof and proof.name not in args.proof:

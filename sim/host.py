@@ -320,7 +320,7 @@ class HostModel:
             if entry is None or entry[1] is not None:
                 self.errors.append(f"cycle {self.now()}: response with unexpected tag {pkt.tag}")
                 return
-            if pkt.addr != entry[2]:
+            if pkt.addr != entry[2] & ~7:
                 self.errors.append(f"cycle {self.now()}: response tag {pkt.tag} echoes address "
                                    f"{pkt.addr:#x}, the read was of {entry[2]:#x}")
             entry[1] = pkt
@@ -355,7 +355,7 @@ class HostModel:
             self._respond(pkt, HtaxStatus.OK, words, due)
 
     def _respond(self, req, status, words, due):
-        rsp = HtaxPacket(HtaxCmd.RESPONSE, src=self.host_port, dst=req.src, tag=req.tag, addr=req.addr,
+        rsp = HtaxPacket(HtaxCmd.RESPONSE, src=self.host_port, dst=req.src, tag=req.tag, addr=req.addr & ~7,
                          length=len(words), first_be=req.first_be, last_be=req.last_be if words else 0,
                          status=status, data=words)
         self._sched_seq += 1

@@ -31,6 +31,8 @@ Rules every unit obeys and every checker enforces (:func:`malformed_reason`,
 * For ``length == 1`` only ``first_be`` applies (``last_be`` is ignored); a WRITE's ``first_be`` and
   ``last_be`` (when ``length > 1``) are non-zero; words between first and last are written whole.
 * Requests carry ``status == OK``.
+* A RESPONSE goes to the request's ``src`` with the request's ``tag`` and echoes its address with
+  bits 2:0 cleared (so the answer to a malformed request is itself well formed).
 
 The link (:class:`HtaxLinkSignature`) is a stream with one ``ready`` per virtual channel, so a sink
 can refuse one VC while accepting the others: posted writes and responses always pass a stalled

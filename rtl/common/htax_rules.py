@@ -24,10 +24,12 @@ def data_beats(header):
     return carries.as_unsigned() * header.body.mem.length
 
 
-def link_rules(m, link, check, *, well_formed=True, name="link"):
+def link_rules(m, link, check, *, well_formed=True, name="link", state=None):
     """Add the link rules for ``link`` to ``m`` using ``check`` (``Assert`` or ``Assume``).
 
-    Returns the ``in_packet`` signal (high between a moved header and its moved last beat).
+    Returns the ``in_packet`` signal (high between a moved header and its moved last beat).  If
+    ``state`` is a dict, the checker's registers are stored in it (``in_packet``, ``remaining``,
+    ``vc``, ``held``), so a k-induction proof can relate them to the unit's own state.
     """
     moved = transfer(link)
     beat = link.payload
@@ -68,4 +70,6 @@ def link_rules(m, link, check, *, well_formed=True, name="link"):
             ]
         with m.Else():
             m.d.sync += [remaining.eq(remaining - 1), in_packet.eq(~beat.last)]
+    if state is not None:
+        state.update(in_packet=in_packet, remaining=remaining, vc=pkt_vc, held=held)
     return in_packet

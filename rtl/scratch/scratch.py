@@ -20,7 +20,8 @@ offset   name            access
 0x20     ``DMA_LEN``     rw: words to move (16 bits)
 0x28     ``DMA_CTRL``    w: bit 0 starts host -> scratch, bit 1 scratch -> host; r: bit 0 busy
 0x30     ``DMA_STATUS``  r: bits 31:0 completed DMA jobs, bit 32 the last job failed
-0x38     ``MSI_ADDR``    rw: where completion interrupts go (0: none); data = completed jobs
+0x38     ``MSI_ADDR``    rw: where completion interrupts go (0: none; bits 2:0 read as zero); data =
+                         completed jobs
 0x40     ``ERRORS``      r: requests refused (malformed, no target, unsupported command, start while busy)
 0x8000+  scratch RAM     rw, ``words`` 64-bit words
 =======  ==============  =========================================================================
@@ -104,6 +105,10 @@ class HtaxScratch(wiring.Component):
             "dma_busy": Out(1),
             "errors": Out(16),
         })
+        # transmit state, created here so that formal/scratch.py can state invariants over it
+        self._out_valid = Signal()
+        self._out_data_phase = Signal()
+        self._out_left = Signal(4)      # data beats still to send after the current beat
 
     @staticmethod
     def _check(words, max_outstanding, port, host_port):
@@ -252,8 +257,8 @@ class HtaxScratch(wiring.Component):
                                             ("msi_addr", REG_MSI_ADDR)):
                             with m.If(reg_index == index):
                                 new = _merge(regs[name], beat.word.data, be)
-                                if name == "dma_host":
-                                    new = Cat(Const(0, 3), new[3:52])
+                                if name in ("dma_host", "msi_addr"):
+                                    new = Cat(Const(0, 3), new[3:52])     # 8-byte aligned host addresses
                                 m.d.sync += regs[name].eq(new)
                         with m.If((reg_index == REG_DMA_CTRL) & be[0]):
                             m.d.comb += [start_read.eq(beat.word.data[0]), start_write.eq(beat.word.data[1])]
@@ -282,11 +287,11 @@ class HtaxScratch(wiring.Component):
             m.d.sync += job_failed.eq(1)
 
         # -- transmit side --------------------------------------------------------------------
-        out_valid = Signal()
+        out_valid = self._out_valid
         out_hdr = Signal(HtaxHeader)
         out_src = Signal(_TxSource)
-        out_left = Signal(4)            # data beats still to send after the current beat
-        out_data_phase = Signal()
+        out_left = self._out_left
+        out_data_phase = self._out_data_phase
         out_ram_addr = Signal(wbits)
         out_vc = Signal(HtaxVC)
         out_reg_data = Signal(64)       # the data beat of a register response or an interrupt
@@ -345,7 +350,9 @@ class HtaxScratch(wiring.Component):
             with m.If(rsp_pending):
                 ok = rsp_hdr.status == HtaxStatus.OK
                 ram_word = (rsp_hdr.body.mem.addr[:WINDOW_BITS] - RAM_OFFSET)[3:3 + wbits]
-                m.d.sync += start_packet(HtaxCmd.RESPONSE, rsp_hdr.src, rsp_hdr.tag, rsp_hdr.body.mem.addr,
+                # echo the request's address, aligned: the answer to a malformed request is well formed
+                rsp_addr = Cat(Const(0, 3), rsp_hdr.body.mem.addr[3:])
+                m.d.sync += start_packet(HtaxCmd.RESPONSE, rsp_hdr.src, rsp_hdr.tag, rsp_addr,
                                          Mux(ok, rsp_hdr.body.mem.length, 0), status=rsp_hdr.status,
                                          ram=ok & rsp_src.ram, reg=ok & rsp_src.reg, ram_addr=ram_word,
                                          first_be=rsp_hdr.body.mem.first_be,
