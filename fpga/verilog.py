@@ -1,6 +1,7 @@
 """``make verilog``: write ``build/verilog/<unit>.v`` for every unit from one configuration."""
 
 import argparse
+import os
 import sys
 
 from rtl.config import ROOT, load
@@ -19,7 +20,7 @@ def main(argv=None):
     for name, factory in discover(args.unit).items():
         path = f"{args.out}/{name}.v"
         text = emit_verilog(factory(cfg), name, path)
-        print(f"wrote {path} ({text.count(chr(10))} lines)")
+        print(f"wrote {os.path.relpath(path)} ({text.count(chr(10))} lines)")
     return 0
 
 
