@@ -121,53 +121,52 @@ class LinkRx(wiring.Component):
         good_eof = Signal()
         m.d.comb += [crc.data.eq(phit)]
 
-        with m.Switch(ctl):
-            with m.Case(PhitCtl.SOF):
-                m.d.comb += [crc.start.eq(1), crc.valid.eq(1), bad.eq(in_flit)]
-                m.d.sync += [in_flit.eq(1), stray.eq(0), hdr.eq(phit), hdr_cnt.eq(1), j.eq(0),
-                             beats.eq(0), too_long.eq(0), ovf.eq(0)]
-            with m.Case(PhitCtl.BODY):
-                with m.If(~in_flit):
-                    m.d.comb += bad.eq(~stray)
-                    m.d.sync += stray.eq(1)
-                with m.Elif(~hdr_done):
-                    m.d.comb += crc.valid.eq(1)
-                    for k in range(1, p.header_phits):
-                        with m.If(hdr_cnt == k):
-                            m.d.sync += hdr[k * W:(k + 1) * W].eq(phit)
-                    m.d.sync += hdr_cnt.eq(hdr_cnt + 1)
-                with m.Else():
-                    m.d.comb += crc.valid.eq(1)
-                    m.d.sync += j.eq(j + 1)
-                    if P > 1:
-                        for k in range(P - 1):
-                            with m.If(j == k):
-                                m.d.sync += beat[k * W:(k + 1) * W].eq(phit)
-                    with m.If(j == P - 1):
-                        m.d.sync += [j.eq(0), beats.eq(beats + 1)]
-                        with m.If(is_ctrl | (beats == p.max_beats)):
-                            m.d.sync += too_long.eq(1)
-                        with m.Else():
-                            for v, buf in enumerate(bufs):
-                                with m.If((vc == v) & ~ovf):
-                                    m.d.comb += [buf.w_en.eq(1),
-                                                 buf.w_data.eq(Cat(beat[:(P - 1) * W], phit))]
-                                    with m.If(~buf.room):
-                                        m.d.sync += ovf.eq(1)
-            with m.Case(PhitCtl.EOF):
-                with m.If(~in_flit):
-                    m.d.comb += bad.eq(~stray)
-                    m.d.sync += stray.eq(1)
-                with m.Else():
-                    m.d.sync += in_flit.eq(0)
-                    shape_ok = hdr_done & (j == 0) & ~too_long & (is_ctrl | (beats != 0))
-                    with m.If(shape_ok & (crc.crc == phit[:p.crc_bits])):
-                        m.d.comb += good_eof.eq(1)
+        with m.If(ctl == PhitCtl.SOF):
+            m.d.comb += [crc.start.eq(1), crc.valid.eq(1), bad.eq(in_flit)]
+            m.d.sync += [in_flit.eq(1), stray.eq(0), hdr.eq(phit), hdr_cnt.eq(1), j.eq(0),
+                         beats.eq(0), too_long.eq(0), ovf.eq(0)]
+        with m.Elif(ctl == PhitCtl.BODY):
+            with m.If(~in_flit):
+                m.d.comb += bad.eq(~stray)
+                m.d.sync += stray.eq(1)
+            with m.Elif(~hdr_done):
+                m.d.comb += crc.valid.eq(1)
+                for k in range(1, p.header_phits):
+                    with m.If(hdr_cnt == k):
+                        m.d.sync += hdr[k * W:(k + 1) * W].eq(phit)
+                m.d.sync += hdr_cnt.eq(hdr_cnt + 1)
+            with m.Else():
+                m.d.comb += crc.valid.eq(1)
+                m.d.sync += j.eq(j + 1)
+                if P > 1:
+                    for k in range(P - 1):
+                        with m.If(j == k):
+                            m.d.sync += beat[k * W:(k + 1) * W].eq(phit)
+                with m.If(j == P - 1):
+                    m.d.sync += [j.eq(0), beats.eq(beats + 1)]
+                    with m.If(is_ctrl | (beats == p.max_beats)):
+                        m.d.sync += too_long.eq(1)
                     with m.Else():
-                        m.d.comb += bad.eq(1)
-            with m.Case(PhitCtl.IDLE):
-                m.d.comb += bad.eq(in_flit)
-                m.d.sync += [in_flit.eq(0), stray.eq(0)]
+                        for v, buf in enumerate(bufs):
+                            with m.If((vc == v) & ~ovf):
+                                m.d.comb += [buf.w_en.eq(1),
+                                             buf.w_data.eq(Cat(beat[:(P - 1) * W], phit))]
+                                with m.If(~buf.room):
+                                    m.d.sync += ovf.eq(1)
+        with m.Elif(ctl == PhitCtl.EOF):
+            with m.If(~in_flit):
+                m.d.comb += bad.eq(~stray)
+                m.d.sync += stray.eq(1)
+            with m.Else():
+                m.d.sync += in_flit.eq(0)
+                shape_ok = hdr_done & (j == 0) & ~too_long & (is_ctrl | (beats != 0))
+                with m.If(shape_ok & (crc.crc == phit[:p.crc_bits])):
+                    m.d.comb += good_eof.eq(1)
+                with m.Else():
+                    m.d.comb += bad.eq(1)
+        with m.Else():     # PhitCtl.IDLE
+            m.d.comb += bad.eq(in_flit)
+            m.d.sync += [in_flit.eq(0), stray.eq(0)]
 
         want_nak = Signal()
         with m.If(good_eof):

@@ -1,0 +1,111 @@
+"""Formal proofs for the link port (``make formal``; ``python -m fpga.formal --unit link``).
+
+Two link ports on a small configuration (64-bit phits, one-beat flits, a 2-flit replay buffer with
+2-bit sequence numbers, 4-beat receive buffers, a 12-cycle replay timer) joined by two one-cycle
+channels that the solver may corrupt: up to ``ERRORS`` events in all, each a single inverted bit
+of a phit (data or control) or a lost phit (IDLE instead).  Port ``a`` sends on VC 0 a stream of
+two-beat packets whose words count up, with an arbitrary ``valid`` that obeys the stream rules;
+port ``b``'s sink takes beats at arbitrary times.  Asserted at every cycle up to the depth:
+
+- every beat ``b`` delivers is the next one ``a`` accepted: nothing lost, duplicated, reordered
+  or corrupted (``delivery``), with the framing (``kind``/``first``/``last``) regenerated correctly;
+- nothing is delivered that was not sent; no protocol error counter moves; the stream rules hold
+  on the delivering side.
+
+``recovery`` (cover) shows the bound is not vacuous: a corrupted flit followed by delivery of the
+beats behind it.
+"""
+
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Assert, Assume, Cat, Cover, Elaboratable, Module, Mux, Signal
+
+from fpga.formal import Proof
+from rtl.common.net import NetBeatKind
+from rtl.net import LinkPort, PhitCtl
+
+SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, rx_buffer_beats=4, counter_bits=4)
+ERRORS = 2
+TIMEOUT = 12
+
+
+class LinkDelivery(Elaboratable):
+    def __init__(self, *, errors=ERRORS):
+        self.errors = errors
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.a = a = LinkPort(**SMALL)
+        m.submodules.b = b = LinkPort(**SMALL)
+        W = a.params.phit_bits
+        for port in (a, b):
+            m.d.comb += [port.replay_timeout.eq(TIMEOUT), port.max_replays.eq(15), port.retrain.eq(0)]
+        m.d.comb += [a.tx[1].valid.eq(0), b.tx[0].valid.eq(0), b.tx[1].valid.eq(0),
+                     a.rx[0].ready.eq(1), a.rx[1].ready.eq(1), b.rx[1].ready.eq(1)]
+
+        used = Signal(range(self.errors + 2))
+        corrupted = Signal()
+        for src, dst in ((a, b), (b, a)):
+            hit = AnySeq(1)
+            drop = AnySeq(1)
+            bit = AnySeq(range(W + 2))
+            m.d.comb += Assume(bit < W + 2)
+            phit = Signal(W)
+            ctl = Signal(PhitCtl)
+            m.d.comb += [phit.eq(src.tx_phit), ctl.eq(src.tx_ctl)]
+            with m.If(hit & (used < self.errors)):
+                with m.If(drop):
+                    m.d.comb += [phit.eq(0), ctl.eq(PhitCtl.IDLE)]
+                with m.Else():
+                    flipped = Cat(src.tx_phit, src.tx_ctl) ^ (1 << bit)
+                    m.d.comb += [phit.eq(flipped[:W]), ctl.eq(flipped[W:W + 2])]
+            m.d.sync += [dst.rx_phit.eq(phit), dst.rx_ctl.eq(ctl)]
+            m.d.comb += Assume(~hit | (used < self.errors))
+            if src is a:
+                hit_ab = hit
+            else:
+                hit_ba = hit
+        m.d.sync += used.eq(used + hit_ab + hit_ba)
+        with m.If(hit_ab):
+            m.d.sync += corrupted.eq(1)
+
+        # Source: beat n carries n << 10 (command header fields zero: two-beat packets).
+        sent = Signal(8)
+        src = a.tx[0]
+        valid = AnySeq(1)
+        held = Signal()
+        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(sent << 10),
+                     src.payload.last.eq(sent[0]), src.payload.first.eq(~sent[0]),
+                     src.payload.kind.eq(NetBeatKind.ROUTE)]
+        m.d.sync += held.eq(src.valid & ~src.ready)
+        with m.If(src.valid & src.ready):
+            m.d.sync += sent.eq(sent + 1)
+
+        # Sink and scoreboard.
+        got = Signal(8)
+        snk = b.rx[0]
+        m.d.comb += snk.ready.eq(AnySeq(1))
+        with m.If(snk.valid & snk.ready):
+            m.d.sync += got.eq(got + 1)
+            m.d.comb += [
+                Assert(snk.payload.data == (got << 10)),
+                Assert(got != sent),
+                Assert(snk.payload.first == ~got[0]),
+                Assert(snk.payload.last == got[0]),
+                Assert(snk.payload.kind.as_value() == Mux(got[0], NetBeatKind.COMMAND, NetBeatKind.ROUTE)),
+            ]
+        m.d.comb += [Assert(b.rx[1].valid == 0), Assert(a.rx[0].valid == 0)]
+        m.d.comb += [Assert(a.protocol_errors == 0), Assert(b.protocol_errors == 0),
+                     Assert(a.link_error == 0)]
+        # stream rule on the delivering side: valid and payload hold until ready
+        was_waiting = Signal()
+        last_payload = Signal.like(snk.payload.as_value())
+        m.d.sync += [was_waiting.eq(snk.valid & ~snk.ready), last_payload.eq(snk.payload.as_value())]
+        with m.If(was_waiting):
+            m.d.comb += [Assert(snk.valid), Assert(snk.payload.as_value() == last_payload)]
+        m.d.comb += Cover(corrupted & (b.crc_errors != 0) & (got >= 4))
+        return m
+
+
+def proofs(cfg):
+    yield Proof("delivery", LinkDelivery(), mode="bmc", depth=22)
+    yield Proof("recovery", LinkDelivery(), mode="cover", depth=24)
