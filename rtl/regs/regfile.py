@@ -373,7 +373,7 @@ class RegisterFile(wiring.Component):
         a_valid = Signal()
         a_addr = Signal(wbits)
         b_valid = Signal()          # stage B: the word's data, registered off the RAM outputs
-        b_data = Signal(64)
+        b_flop = Signal(64)
         b_load = Signal()
         a_hit = Signal(len(self._arrays))
         out_valid = Signal()
@@ -466,7 +466,13 @@ class RegisterFile(wiring.Component):
                     p.w_data.eq(w_data & sw_wmask), p.w_be.eq(w_be),
                 ]
                 data = p.r_data.as_value()
-            sync_rdata = sync_rdata | Mux(a_hit[i], data & rd_mask, 0)
+            # the RAM output goes straight into a register (the block RAM's output register), the
+            # selection happens after it
+            rdq = Signal(64, name=arr.path.replace(".", "_") + "_rdq")
+            hitq = Signal(name=arr.path.replace(".", "_") + "_hitq")
+            with m.If(b_load):
+                m.d.sync += [rdq.eq(data), hitq.eq(a_hit[i])]
+            sync_rdata = sync_rdata | Mux(hitq, rdq & rd_mask, 0)
 
         # ---- read engine -----------------------------------------------------------------------
         # status of the response, decided from the header as it arrives (registered in rd_status, off
@@ -505,7 +511,7 @@ class RegisterFile(wiring.Component):
         # registered (read side effects happen here: a word in B is always sent)
         m.d.comb += b_load.eq(a_valid & (~b_valid | load_rd_data))
         with m.If(b_load):
-            m.d.sync += [b_valid.eq(1), b_data.eq(flop_rdata | sync_rdata)]
+            m.d.sync += [b_valid.eq(1), b_flop.eq(flop_rdata)]
         with m.Elif(load_rd_data):
             m.d.sync += b_valid.eq(0)
         a_take = b_load
@@ -560,7 +566,7 @@ class RegisterFile(wiring.Component):
                 m.d.sync += rd_busy.eq(0)
         with m.If(load_rd_data):
             m.d.comb += [
-                out.word.data.eq(b_data), out.vc.eq(HtaxVC.RESPONSE),
+                out.word.data.eq(b_flop | sync_rdata), out.vc.eq(HtaxVC.RESPONSE),
                 out.first.eq(0), out.last.eq(rd_beats == 1),
             ]
             m.d.sync += [out_valid.eq(1), out_beat.eq(out), rd_beats.eq(rd_beats - 1)]
