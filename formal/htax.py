@@ -10,7 +10,7 @@
 """
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Elaboratable, Module, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS, malformed
@@ -33,6 +33,7 @@ class HtaxProperties(Elaboratable):
         dut._MustUse__silence = True        # elaborated here directly, to reach its internal state
         m.submodules.dut = dut.elaborate(platform)
         st = dut._state
+        checkers = []
         for i in range(n):
             port = dut.port(i)
             m.d.comb += [
@@ -42,8 +43,12 @@ class HtaxProperties(Elaboratable):
             ]
             link_rules(m, port.tx, Assume, well_formed=False, name=f"in{i}")
             if self.links:
-                link_rules(m, port.rx, Assert, well_formed=True, name=f"out{i}")
+                checker = {}
+                link_rules(m, port.rx, Assert, well_formed=True, name=f"out{i}", state=checker)
+                checkers.append(checker)
 
+        if self.links:
+            self._link_invariants(m, st, checkers)
         if not self.conservation:
             return m
 
@@ -88,7 +93,7 @@ class HtaxProperties(Elaboratable):
                 ]
                 with m.If(~x.rd_last):
                     m.d.comb += [Assert(x.act), Assert(x.ek == 1), Assert(x.edst == x.rd_dst),
-                                 Assert(x.enb != 0)]
+                                 Assert(x.enb == data_beats(x.rd_hdr)), Assert(x.evc == x.rd_vc)]
                 with m.Else():
                     m.d.comb += Assert(~x.act | (x.ek == 0))
             with m.If(x.act & (x.ek != 0)):
@@ -119,6 +124,63 @@ class HtaxProperties(Elaboratable):
         return m
 
 
+    @staticmethod
+    def _link_invariants(m, st, checkers):
+        """Relate every output's link checker to the read engines, so the link rules are inductive."""
+        inputs, busy, owner = st["inputs"], st["busy"], st["owner"]
+        nxt_valid, nxt = st["nxt_valid"], st["nxt"]
+        n = len(inputs)
+        mid, mid_out, mid_rem, mid_vc, pend = [], [], [], [], []
+        for i, x in enumerate(inputs):
+            data_pending = x.rd_valid & ~x.rd_first           # a data beat waits in the read register
+            hdr_gone = x.act & (x.ek != 0) & ~(x.rd_valid & x.rd_first)
+            mi = Signal(name=f"f_i{i}_mid")
+            mo = Signal.like(x.edst, name=f"f_i{i}_mid_out")
+            rem = Signal(5, name=f"f_i{i}_mid_rem")
+            vc = Signal(2, name=f"f_i{i}_mid_vc")
+            m.d.comb += [
+                mi.eq(data_pending | hdr_gone),
+                mo.eq(Mux(data_pending, x.rd_dst, x.edst)),
+                rem.eq(Mux(data_pending & x.rd_last, 1,
+                           Mux(data_pending, x.enb - x.ek + 2, x.enb - x.ek + 1))),
+                vc.eq(Mux(data_pending, x.rd_vc, x.evc)),
+            ]
+            mid.append(mi)
+            mid_out.append(mo)
+            mid_rem.append(rem)
+            mid_vc.append(vc)
+            pend.append([(x.rd_valid & x.rd_first & (x.rd_dst == o))
+                         | (x.act & (x.ek == 0) & (x.edst == o)) for o in range(n)])
+            with m.If(mi):
+                m.d.comb += Assert(rem != 0)
+            with m.If(data_pending & ~x.rd_last):
+                m.d.comb += [Assert(x.act), Assert(x.ek >= 2), Assert(x.edst == x.rd_dst),
+                             Assert(x.evc == x.rd_vc)]
+        for o, chk in enumerate(checkers):
+            in_pkt = 0
+            for i in range(n):
+                here = mid[i] & (mid_out[i] == o)
+                in_pkt = in_pkt | here
+                with m.If(here):
+                    m.d.comb += [
+                        Assert(chk["in_packet"]),
+                        Assert(busy[o] & (owner[o] == i)),
+                        Assert(chk["remaining"] == mid_rem[i]),
+                        Assert(chk["vc"] == mid_vc[i]),
+                    ]
+            m.d.comb += Assert(chk["in_packet"] == in_pkt)
+            with m.If(busy[o]):
+                m.d.comb += Assert(Array(mid[i] & (mid_out[i] == o) | pend[i][o] for i in range(n))[owner[o]])
+            with m.If(nxt_valid[o]):
+                # a next packet is only matched once the owner's last beat for o waits to move
+                own = Array(Cat(x.rd_valid, x.rd_last, x.rd_dst == o) for x in inputs)[owner[o]]
+                m.d.comb += [Assert(busy[o]), Assert(Array(pend[i][o] for i in range(n))[nxt[o]]),
+                             Assert(own == 0b111)]
+                with m.If(nxt[o] == owner[o]):
+                    m.d.comb += Assert(Array(x.act & (x.ek == 0) & (x.edst == o)
+                                             for x in inputs)[owner[o]])
+
+
 def proofs(cfg):
     yield Proof("conservation", HtaxProperties(links=False), mode="prove", depth=6)
-    yield Proof("links", HtaxProperties(conservation=False), mode="bmc", depth=24)
+    yield Proof("links", HtaxProperties(), mode="prove", depth=8)
