@@ -1,0 +1,81 @@
+"""``make bench``: HTAX latency, saturated throughput, fairness and latency versus offered load.
+
+Runs ``tests/htax/tb_htax_bench.py`` (cocotb on Verilator) on the configured switch
+(``[htax]`` of the configuration, 8 ports by default) and on a 4-port switch, writes
+``build/bench/htax.json`` and ``docs/htax_latency_vs_load.png``.  ``SEED=<n>`` replays a run.
+"""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import DOCS_DIR, write_bench  # noqa: E402
+
+from rtl.config import load  # noqa: E402
+from rtl.htax import Htax  # noqa: E402
+from sim.runner import run_cocotb  # noqa: E402
+
+LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
+
+
+def measure(ports, slots, seed=None):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "res.json"
+        _, seed = run_cocotb(Htax(ports=ports, slots_per_vc=slots), name=f"htax_p{ports}_s{slots}",
+                             test_module="tests.htax.tb_htax_bench", seed=seed,
+                             params={"ports": ports, "out": str(out), "loads": LOADS,
+                                     "warmup": 400, "window": 3000})
+        return json.loads(out.read_text())
+
+
+def plot(curves, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for ports, curve in curves.items():
+        x = [p["offered"] for p in curve]
+        ax.plot(x, [p["mean_latency"] for p in curve], marker="o", label=f"{ports} ports, mean")
+        ax.plot(x, [p["p99_latency"] for p in curve], linestyle="--", label=f"{ports} ports, p99")
+    ax.set_xlabel("offered load (beats per cycle per input, uniform destinations, 9-beat writes)")
+    ax.set_ylabel("latency (cycles, generation to header out)")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title("HTAX latency versus offered load")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"wrote {path}")
+
+
+def main():
+    cfg = load()
+    ports, slots = cfg["htax"]["ports"], cfg["htax"]["slots_per_vc"]
+    main_res = measure(ports, slots)
+    small = measure(4, slots)
+    metrics = {
+        "zero_load_latency_cycles": main_res["zero_load_latency_cycles"],
+        "throughput_per_port_saturated": round(main_res["throughput_per_port_saturated"], 4),
+        "fairness_min_share": round(main_res["fairness_min_share"], 4),
+        "fairness_min_share_times_ports": round(main_res["fairness_min_share"] * ports, 4),
+        "contended_output_beats_per_cycle": round(main_res["contended_output_beats_per_cycle"], 4),
+        "throughput_per_port_saturated_4ports": round(small["throughput_per_port_saturated"], 4),
+        "zero_load_latency_cycles_4ports": small["zero_load_latency_cycles"],
+    }
+    for res, tag in ((main_res, f"{ports}ports"), (small, "4ports")):
+        for point in res["latency_vs_load"]:
+            load_pct = int(round(point["offered"] * 100))
+            metrics[f"mean_latency_{tag}_load{load_pct}"] = round(point["mean_latency"], 2)
+    write_bench("htax", metrics, {"ports": ports, "slots_per_vc": slots, "seed": main_res["seed"],
+                                  "seed_4ports": small["seed"], "packet_beats": 9,
+                                  "traffic": "uniform random destinations incl. own port, 8-word writes"})
+    plot({ports: main_res["latency_vs_load"], 4: small["latency_vs_load"]},
+         DOCS_DIR / "htax_latency_vs_load.png")
+
+
+if __name__ == "__main__":
+    main()
