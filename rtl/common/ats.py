@@ -14,7 +14,7 @@ from amaranth.lib import data, enum
 
 __all__ = [
     "AtsCmd", "AtsCause",
-    "AtsTranslationRequest", "AtsTranslationResponse", "AtsFlushRequest", "AtsFlushResponse",
+    "AtsTranslationRequest", "AtsTranslationResponse", "AtsFlush", "AtsFlushRequest", "AtsFlushResponse",
     "AtsMessage",
     "VPID_BITS", "NLA_PAGE_BITS", "PPN_BITS", "FLUSH_ID_BITS",
 ]
@@ -61,7 +61,8 @@ class AtsTranslationResponse(data.Struct):
     _rsv1: 16
 
 
-class AtsFlushRequest(data.Struct):
+class AtsFlush(data.Struct):
+    """Flush request (ATU -> FU); the FU's flush response echoes it with ``cmd`` FLUSH_RESPONSE."""
     cmd: AtsCmd
     _rsv0: 2
     vpid: VPID_BITS
@@ -70,13 +71,7 @@ class AtsFlushRequest(data.Struct):
     _rsv1: 8
 
 
-class AtsFlushResponse(data.Struct):
-    cmd: AtsCmd
-    _rsv0: 2
-    vpid: VPID_BITS
-    nla_page: NLA_PAGE_BITS
-    flush_id: FLUSH_ID_BITS
-    _rsv1: 8
+AtsFlushRequest = AtsFlushResponse = AtsFlush
 
 
 class AtsMessage(data.Union):
