@@ -399,12 +399,18 @@ class RegisterFile(wiring.Component):
         msi_addr_f = msi_data_f = None
         for fl in self._flops:
             sel_w = w_valid & w_ok & (w_addr == fl.word)
-            sel_r = b_load & (a_addr == fl.word)
+            # read-to-clear acts one cycle after the word is captured (off the output-backpressure
+            # path), removing exactly the value that was read, so events in between are kept
+            sel_r = Const(0, 1)
+            if any(f.onread == "rclr" for f in fl.reg.fields):
+                sel_r = Signal(name=fl.path.replace(".", "_").replace("[", "_").replace("]", "") + "_rclr")
+                m.d.sync += sel_r.eq(b_load & (a_addr == fl.word))
             write_hit_any = write_hit_any | (w_addr == fl.word)
             reg_rdata = Const(0, 64)
             for f in fl.reg.fields:
                 v = values[f"{fl.path}.{f.name}"]
-                self._field(m, fl, f, v, sel_w, sel_r, w_data[f.lsb:f.lsb + f.width],
+                self._field(m, fl, f, v, sel_w, sel_r, b_flop[f.lsb:f.lsb + f.width],
+                            w_data[f.lsb:f.lsb + f.width],
                             wmask[f.lsb:f.lsb + f.width], ev_dropped_q, ev_unmapped_q, values)
                 if "r" in f.sw:
                     reg_rdata = reg_rdata | (v.as_unsigned() << f.lsb)
@@ -595,7 +601,7 @@ class RegisterFile(wiring.Component):
         return m
 
     # -- one field ----------------------------------------------------------------------------
-    def _field(self, m, fl, f, v, sel_w, sel_r, wd, wm, ev_dropped, ev_unmapped, values):
+    def _field(self, m, fl, f, v, sel_w, sel_r, snap, wd, wm, ev_dropped, ev_unmapped, values):
         port = fl.port
         w = f.width
         ones = Const((1 << w) - 1, w)
@@ -618,7 +624,7 @@ class RegisterFile(wiring.Component):
                 m.d.comb += sw_next.eq(sw_val)
         if f.onread == "rclr":
             with m.If(sel_r):
-                m.d.comb += sw_next.eq(0)
+                m.d.comb += sw_next.eq((v - snap) if f.counter else (v & ~snap))
         sw_touch = sw_wr | (sel_r if f.onread == "rclr" else Const(0, 1))
 
         # hardware effect on top of a base value
