@@ -1,0 +1,19 @@
+"""The address translation unit (dissertation ch. 5.3-5.6); see ``docs/atu.md``."""
+
+from .atu import Atu, AtuRegsSignature
+from .layout import GatBase, Gate, Nla, NlaPage
+
+__all__ = ["Atu", "AtuRegsSignature", "Gate", "GatBase", "Nla", "NlaPage", "UNITS", "atu_from_config"]
+
+
+def atu_from_config(cfg, **overrides):
+    """The :class:`Atu` for ``cfg`` (``[atu]`` and ``[system]``), with keyword ``overrides``."""
+    a = cfg["atu"]
+    kw = dict(gat_entries=a["gat_entries"], tlb_entries=a["tlb_entries"], tlb_ways=a["tlb_ways"],
+              reorder_entries=a["reorder_entries"], request_fifo=a["request_fifo"], vpids=cfg["system"]["vpids"],
+              htax_port=a["htax_port"], host_port=a["host_port"], fu_ports=tuple(a["fu_ports"]))
+    kw.update(overrides)
+    return Atu(**kw)
+
+
+UNITS = {"atu": atu_from_config}

@@ -1,0 +1,502 @@
+"""The EXTOLL address translation unit (dissertation ch. 5.3-5.4, figs. 5-8 to 5-12).
+
+Translation path (fig. 5-12), one ATS translation request per cycle:
+
+1. **Request FIFO** (``request_fifo`` entries, block RAM, ``SyncFIFOBuffered``): translation
+   requests from the HTAX ATS VC.  Range checks (VPID below ``vpids``, GAT index below
+   ``gat_entries``) are decided as a request enters and stored as one bit.
+2. **Lookup** (stage s1): the TLB (block RAM, ``tlb_entries`` entries in ``tlb_ways`` ways, tagged
+   with the NLA page and the VPID) and the GAT base-address table (the register file's RAM, read port
+   ``regs.gat_addr``/``regs.gat_data``) are read in the same cycle (step 8 of fig. 5-9), so a miss
+   knows the GATE address without another cycle.
+3. **Result**: a hit or a request that fails a range/configuration check has its answer at once.  It
+   goes straight to the HTAX output (*bypass*) if its FU has nothing pending in the reorder buffer;
+   otherwise it waits in the reorder buffer.  A miss takes a reorder-buffer slot whose index is the
+   HTAX tag of one 64-bit DMA READ of the GATE (length 1).
+4. **Reorder buffer** (``reorder_entries`` slots, at most 32 = the HTAX tag space): results retire in
+   allocation order, so the answers to each FU leave in request order although memory answers out of
+   order.  The returning GATE is checked (valid, VPID, read/write permission), the result stored, and
+   the TLB filled.
+5. **Flush** (ch. 5.3, fig. 5-11): ``regs.flush_start`` with ``flush_tlb`` invalidates the TLB set of
+   ``flush_nla`` (every way); with ``flush_ats`` one ATS flush request goes to every FU in
+   ``fu_ports``.  ``regs.flush_done`` strobes when (a) every flush response with the current flush ID
+   has arrived and (b) every translation that read the TLB before the flush started has been sent.
+   An epoch bit that flips at the flush start marks translations and misses: a miss of the old epoch
+   never fills the TLB, so no GATE read before the flush can re-enter the TLB after it.
+
+Deviations from the prototype (also listed in ``docs/atu.md``):
+
+* Responses leave in allocation order across all FUs once a FU has a result pending in the reorder
+  buffer (the ordering rule needs it only per FU); a FU with nothing pending is never blocked.
+* Only one flush runs at a time; ``flush_start`` while a flush runs is ignored (software polls
+  ``done``, ch. 5.3).  The ATS flush request carries VPID 0: the register has no VPID field.
+* The GAT base table is not copied: the register file's RAM has a read port for the unit.
+* A GATE whose VPID differs from the request's is never put into the TLB; a GATE read before a flush
+  never either.  TLB entries are tagged with the VPID (the prototype compared the TLB VPID as well).
+* Unknown ATS messages (translation responses, flush requests sent to the ATU), multi-beat ATS
+  packets and anything on the posted/non-posted VCs are consumed and dropped.
+
+Parameters
+----------
+gat_entries : int
+    GAT base-address table entries (power of two, 2..16384).
+tlb_entries : int
+    TLB entries (power of two, 16..16384).
+tlb_ways : int
+    1, 2 or 4.
+reorder_entries : int
+    Reorder-buffer slots = outstanding misses (power of two, 2..32).
+request_fifo : int
+    Request FIFO depth (power of two, 4..4096).
+vpids : int
+    Configured number of VPIDs (power of two, 2..65536); a request with a larger VPID fails.
+htax_port, host_port : int
+    HTAX port numbers of the ATU and of host memory (0..15).
+fu_ports : tuple of int
+    HTAX ports of the FUs that receive ATS flush requests (distinct, 0..15, not the ATU's).
+
+Members
+-------
+htax : Out(HtaxPortSignature)
+    The ATU's HTAX port.
+regs : Out(AtuRegsSignature)
+    Register-file side: flush request fields and strobe, done strobe, counter strobes, GAT base read
+    port.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS, AtsCause, AtsCmd
+from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxPortSignature, HtaxStatus, HtaxVC
+
+from .layout import GAT_BASE_BITS, GATE_INDEX_BITS, Gate
+
+__all__ = ["Atu", "AtuRegsSignature", "check_params"]
+
+
+def _log2(n):
+    return n.bit_length() - 1
+
+
+def _pow2(name, value, lo, hi):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < 1 or value & (value - 1):
+        raise ValueError(f"{name} must be a power of two, not {value}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
+
+
+def _port(name, value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if not 0 <= value <= 15:
+        raise ValueError(f"{name} must be between 0 and 15, not {value}")
+
+
+def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request_fifo, vpids, htax_port,
+                 host_port, fu_ports):
+    """Validate the ATU parameters; raise ``TypeError``/``ValueError`` with a precise message."""
+    _pow2("gat_entries", gat_entries, 2, 1 << 14)
+    _pow2("tlb_entries", tlb_entries, 16, 1 << 14)
+    if tlb_ways not in (1, 2, 4) or isinstance(tlb_ways, bool):
+        raise ValueError(f"tlb_ways must be 1, 2 or 4, not {tlb_ways!r}")
+    _pow2("reorder_entries", reorder_entries, 2, 32)
+    _pow2("request_fifo", request_fifo, 4, 4096)
+    _pow2("vpids", vpids, 2, 1 << 16)
+    _port("htax_port", htax_port)
+    _port("host_port", host_port)
+    if host_port == htax_port:
+        raise ValueError(f"host_port must differ from htax_port, both are {htax_port}")
+    fu_ports = tuple(fu_ports)
+    for p in fu_ports:
+        _port("fu_ports entry", p)
+    if len(set(fu_ports)) != len(fu_ports):
+        raise ValueError(f"fu_ports must be distinct, not {list(fu_ports)}")
+    if htax_port in fu_ports:
+        raise ValueError(f"fu_ports must not contain the ATU's own port {htax_port}")
+    return fu_ports
+
+
+class AtuRegsSignature(wiring.Signature):
+    """The ATU's side of the register file's ATU block (``docs/regs.md``).
+
+    Members
+    -------
+    flush_nla : In(nla_bits)
+    flush_tlb, flush_ats, flush_start : In(1)
+        The flush request register (``start`` is a one-cycle strobe).
+    flush_done : Out(1)
+        One-cycle strobe that sets ``flush.done``.
+    hits_incr, misses_incr, tlb_flushes_incr, atu_flushes_incr : Out(1)
+        Counter strobes.
+    gat_addr : Out(gat_bits)
+    gat_data : In(GAT_BASE_BITS)
+        Synchronous read port of the GAT base-address table: data one cycle after the address.
+    """
+
+    def __init__(self, *, nla_bits, gat_bits):
+        super().__init__({
+            "flush_nla": In(nla_bits), "flush_tlb": In(1), "flush_ats": In(1), "flush_start": In(1),
+            "flush_done": Out(1), "hits_incr": Out(1), "misses_incr": Out(1),
+            "tlb_flushes_incr": Out(1), "atu_flushes_incr": Out(1),
+            "gat_addr": Out(gat_bits), "gat_data": In(GAT_BASE_BITS),
+        })
+
+
+class Atu(wiring.Component):
+    __doc__ = __doc__
+
+    def __init__(self, *, gat_entries=512, tlb_entries=1024, tlb_ways=1, reorder_entries=32, request_fifo=64,
+                 vpids=32, htax_port=2, host_port=0, fu_ports=(3, 4, 5)):
+        self.fu_ports = check_params(gat_entries=gat_entries, tlb_entries=tlb_entries, tlb_ways=tlb_ways,
+                                     reorder_entries=reorder_entries, request_fifo=request_fifo, vpids=vpids,
+                                     htax_port=htax_port, host_port=host_port, fu_ports=fu_ports)
+        self.gat_entries = gat_entries
+        self.tlb_entries = tlb_entries
+        self.tlb_ways = tlb_ways
+        self.reorder_entries = reorder_entries
+        self.request_fifo = request_fifo
+        self.vpids = vpids
+        self.htax_port = htax_port
+        self.host_port = host_port
+        self.gat_bits = _log2(gat_entries)
+        self.nla_bits = GATE_INDEX_BITS + self.gat_bits
+        self.vpid_bits = _log2(vpids)
+        self.set_bits = _log2(tlb_entries // tlb_ways)
+        self.tag_bits = self.nla_bits - self.set_bits
+        self.tlb_entry = data.StructLayout({
+            "valid": 1, "read": 1, "write": 1, "vpid": self.vpid_bits, "tag": max(1, self.tag_bits),
+            "ppn": PPN_BITS})
+        super().__init__({
+            "htax": Out(HtaxPortSignature()),
+            "regs": Out(AtuRegsSignature(nla_bits=self.nla_bits, gat_bits=self.gat_bits)),
+        })
+
+    def fu_index(self, port):
+        """Python: the pending-counter index of an HTAX source port (FUs first, then "others")."""
+        return self.fu_ports.index(port) if port in self.fu_ports else len(self.fu_ports)
+
+    def elaborate(self, platform):
+        m = Module()
+        R = self.reorder_entries
+        W = self.tlb_ways
+        ent_w = self.tlb_entry.size
+        nfu = len(self.fu_ports)
+        rx, tx, regs = self.htax.rx, self.htax.tx, self.regs
+        rxb = rx.payload
+        rxh = rxb.word.header
+        msg = rxh.body.ats
+
+        # ---------------------------------------------------------------- request FIFO (fig. 5-12)
+        req_layout = data.StructLayout({"vpid": self.vpid_bits, "nla": self.nla_bits, "write": 1, "src": 4,
+                                        "tag": 5, "bad": 1})
+        m.submodules.fifo = fifo = SyncFIFOBuffered(width=req_layout.size, depth=self.request_fifo)
+        # ready[v] depends on state only; POSTED/NONPOSTED beats are dropped, RESPONSE beats always taken
+        m.d.comb += rx.ready.eq(Cat(Const(1), Const(1), Const(1), fifo.w_rdy))
+        rx_vc = rxb.vc.as_value()
+        ats_beat = rx.valid & (rx_vc == HtaxVC.ATS.value) & fifo.w_rdy
+        single_ats = (rxb.first & rxb.last & (rxh.cmd == HtaxCmd.ATS) & (rxh.vc == HtaxVC.ATS)
+                      & (rxh.status == HtaxStatus.OK))
+        treq = ats_beat & single_ats & (msg.cmd == AtsCmd.TRANSLATION_REQUEST)
+        fresp = ats_beat & single_ats & (msg.cmd == AtsCmd.FLUSH_RESPONSE)
+        tr = msg.translation_request
+        wreq = Signal(req_layout)
+        page = tr.nla_page
+        bad = tr.vpid[self.vpid_bits:] != 0
+        if self.nla_bits < NLA_PAGE_BITS:
+            bad = bad | (page[self.nla_bits:] != 0)
+        m.d.comb += [
+            wreq.vpid.eq(tr.vpid), wreq.nla.eq(page), wreq.write.eq(tr.write), wreq.src.eq(rxh.src),
+            wreq.tag.eq(rxh.tag), wreq.bad.eq(bad),
+            fifo.w_data.eq(wreq), fifo.w_en.eq(treq),
+        ]
+        rreq = data.View(req_layout, fifo.r_data)
+
+        # ---------------------------------------------------------------- state shared by the stages
+        epoch = Signal()                    # flips at each flush start
+        busy = Signal()                     # a flush is running
+        start_now = regs.flush_start & ~busy
+        inval_now = start_now & regs.flush_tlb
+
+        rob_count = Signal(range(R + 1))
+        rob_full = Signal()
+        head = Signal(range(R))
+        tail = Signal(range(R))
+        done = Signal(R)
+        waiting = Signal(R)
+        pend = Array(Signal(range(R + 1), name=f"pend{i}") for i in range(nfu + 1))
+
+        def fu_idx(port):
+            idx = Const(nfu, range(nfu + 1))
+            for i, p in enumerate(self.fu_ports):
+                idx = Mux(port == p, i, idx)
+            return idx
+
+        # ---------------------------------------------------------------- stage s1: TLB + GAT base lookup
+        m.submodules.tlb = tlb = Memory(shape=ent_w * W, depth=self.tlb_entries // W, init=[])
+        tlb_rd = tlb.read_port(domain="sync")
+        tlb_wr = tlb.write_port(granularity=ent_w)
+
+        s1 = Signal(req_layout)
+        s1_valid = Signal()
+        s1_epoch = Signal()
+        s1_go = s1_valid & ~rob_full        # with a free slot every request leaves s1 (bypass or slot)
+        pop = fifo.r_rdy & (~s1_valid | s1_go) & ~start_now
+        m.d.comb += [
+            fifo.r_en.eq(pop),
+            tlb_rd.en.eq(pop),
+            tlb_rd.addr.eq(rreq.nla[:self.set_bits]),
+            regs.gat_addr.eq(Mux(pop, rreq.nla[GATE_INDEX_BITS:], s1.nla[GATE_INDEX_BITS:])),
+        ]
+        with m.If(pop):
+            m.d.sync += [s1.eq(rreq), s1_valid.eq(1), s1_epoch.eq(epoch)]
+        with m.Elif(s1_go):
+            m.d.sync += s1_valid.eq(0)
+
+        ways = [data.View(self.tlb_entry, tlb_rd.data[i * ent_w:(i + 1) * ent_w]) for i in range(W)]
+        s1_tag = s1.nla[self.set_bits:] if self.tag_bits else Const(0, 1)
+        hit = Signal()
+        ent = Signal(self.tlb_entry)
+        for w in reversed(ways):
+            match = w.valid & (w.tag == s1_tag) & (w.vpid == s1.vpid)
+            with m.If(match):
+                m.d.comb += [hit.eq(1), ent.eq(w)]
+        gat_bad = regs.gat_data == 0
+        lookup = ~s1.bad & ~gat_bad
+        is_hit = lookup & hit
+        is_miss = lookup & ~hit
+        perm_ok = Mux(s1.write, ent.write, ent.read)
+        imm_ok = is_hit & perm_ok
+        imm_cause = Signal(AtsCause)
+        with m.If(s1.bad):
+            m.d.comb += imm_cause.eq(AtsCause.NLA_RANGE)
+        with m.Elif(gat_bad):
+            m.d.comb += imm_cause.eq(AtsCause.GAT_NOT_CONFIGURED)
+        with m.Elif(~perm_ok):
+            m.d.comb += imm_cause.eq(AtsCause.PERMISSION)
+        m.d.comb += [
+            regs.hits_incr.eq(s1_go & is_hit),
+            regs.misses_incr.eq(s1_go & is_miss),
+        ]
+        s1_fu = fu_idx(s1.src)
+
+        # ---------------------------------------------------------------- reorder buffer storage
+        imm_layout = data.StructLayout({"miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": 4,
+                                        "tag": 5, "epoch": 1})
+        res_layout = data.StructLayout({"ok": 1, "cause": AtsCause, "ppn": PPN_BITS})
+        info_layout = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.nla_bits,
+                                         "epoch": 1})
+        m.submodules.imm = imm = Memory(shape=imm_layout, depth=R, init=[])
+        m.submodules.res = res = Memory(shape=res_layout, depth=R, init=[])
+        m.submodules.info = info = Memory(shape=info_layout, depth=R, init=[])
+        imm_w, imm_r = imm.write_port(), imm.read_port(domain="comb")
+        res_w, res_r = res.write_port(), res.read_port(domain="comb")
+        info_w, info_r = info.write_port(), info.read_port(domain="comb")
+        # DMA READs waiting for the output: {slot, GATE word address}
+        dma_layout = data.StructLayout({"slot": 5, "word": GAT_BASE_BITS + GATE_INDEX_BITS})
+        m.submodules.dmaq = dmaq = SyncFIFO(width=dma_layout.size, depth=R)
+        dma_head = data.View(dma_layout, dmaq.r_data)
+
+        # ---------------------------------------------------------------- output register and arbiter
+        out = Signal(HtaxBeat)
+        out_valid = Signal()
+        out_rsp = Signal()                  # holds a translation response (counted in `inflight`)
+        out_epoch = Signal()
+        out_moves = out_valid & tx.ready.bit_select(out.vc.as_value(), 1)
+        free = ~out_valid | out_moves
+        m.d.comb += [tx.valid.eq(out_valid), tx.payload.eq(out)]
+        with m.If(out_moves):
+            m.d.sync += out_valid.eq(0)
+
+        # flush state
+        fl_nla = Signal(self.nla_bits)
+        fl_ats = Signal()
+        fl_id = Signal(4)
+        fl_sent = Signal(range(nfu + 1))
+        fl_got = Signal(max(1, nfu))
+        fl_send = busy & fl_ats & (fl_sent < nfu)
+
+        retire_rdy = (rob_count != 0) & done.bit_select(head, 1)
+        m.d.comb += imm_r.addr.eq(head), res_r.addr.eq(head)
+        head_imm = imm_r.data
+        bypass_ok = s1_go & ~is_miss & (pend[s1_fu] == 0)
+
+        def rsp_header(dst, tag):
+            h = out.word.header
+            return [h.cmd.eq(HtaxCmd.ATS), h.vc.eq(HtaxVC.ATS), h.src.eq(self.htax_port), h.dst.eq(dst),
+                    h.tag.eq(tag), out.vc.eq(HtaxVC.ATS), out.first.eq(1), out.last.eq(1)]
+
+        retire = Signal()
+        bypass = Signal()
+        dma_pop = Signal()
+        fl_load = Signal()
+        with m.If(free):
+            with m.If(fl_send):
+                m.d.comb += fl_load.eq(1)
+            with m.Elif(dmaq.r_rdy):
+                m.d.comb += dma_pop.eq(1)
+            with m.Elif(retire_rdy):
+                m.d.comb += retire.eq(1)
+            with m.Elif(bypass_ok):
+                m.d.comb += bypass.eq(1)
+        m.d.comb += dmaq.r_en.eq(dma_pop)
+        # padded to a power of two so the index mux is complete (fl_load only happens for fl_sent < nfu)
+        dsts = list(self.fu_ports) or [0]
+        dsts += [dsts[-1]] * ((1 << len(fl_sent)) - len(dsts))
+        fu_dst = Array(Const(p, 4) for p in dsts)
+        with m.If(fl_load | dma_pop | retire | bypass):
+            m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(retire | bypass)]
+        with m.If(fl_load):
+            fr = out.word.header.body.ats.flush_request
+            m.d.sync += rsp_header(fu_dst[fl_sent], 0)
+            m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.nla_page.eq(fl_nla), fr.flush_id.eq(fl_id),
+                         fl_sent.eq(fl_sent + 1)]
+        with m.If(dma_pop):
+            h = out.word.header
+            m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self.htax_port),
+                         h.dst.eq(self.host_port), h.tag.eq(dma_head.slot),
+                         h.body.mem.addr.eq(Cat(Const(0, 3), dma_head.word)), h.body.mem.length.eq(1),
+                         h.body.mem.first_be.eq(0xFF), out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1),
+                         out.last.eq(1)]
+        tresp = out.word.header.body.ats.translation_response
+        with m.If(retire):
+            sel_ok = Mux(head_imm.miss, res_r.data.ok, head_imm.ok)
+            m.d.sync += rsp_header(head_imm.dst, head_imm.tag)
+            m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(sel_ok),
+                         tresp.cause.eq(Mux(head_imm.miss, res_r.data.cause, head_imm.cause)),
+                         tresp.ppn.eq(Mux(sel_ok, Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn), 0)),
+                         out_epoch.eq(head_imm.epoch)]
+        with m.If(bypass):
+            m.d.sync += rsp_header(s1.src, s1.tag)
+            m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(imm_ok),
+                         tresp.cause.eq(imm_cause), tresp.ppn.eq(Mux(imm_ok, ent.ppn, 0)),
+                         out_epoch.eq(s1_epoch)]
+
+        # ---------------------------------------------------------------- reorder buffer bookkeeping
+        alloc = s1_go & ~bypass
+        m.d.comb += [
+            imm_w.addr.eq(tail), imm_w.en.eq(alloc),
+            imm_w.data.miss.eq(is_miss), imm_w.data.ok.eq(imm_ok), imm_w.data.cause.eq(imm_cause),
+            imm_w.data.ppn.eq(Mux(imm_ok, ent.ppn, 0)), imm_w.data.dst.eq(s1.src), imm_w.data.tag.eq(s1.tag),
+            imm_w.data.epoch.eq(s1_epoch),
+            info_w.addr.eq(tail), info_w.en.eq(alloc & is_miss),
+            info_w.data.vpid.eq(s1.vpid), info_w.data.write.eq(s1.write), info_w.data.nla.eq(s1.nla),
+            info_w.data.epoch.eq(s1_epoch),
+            dmaq.w_en.eq(alloc & is_miss),
+        ]
+        dma_w = data.View(dma_layout, dmaq.w_data)
+        m.d.comb += [dma_w.slot.eq(tail), dma_w.word.eq(Cat(s1.nla[:GATE_INDEX_BITS], regs.gat_data))]
+
+        done_set = Signal(R)           # by an allocation with its result known
+        done_mem = Signal(R)           # by a GATE (or memory error) arriving
+        done_clr = Signal(R)
+        wait_set = Signal(R)
+        wait_clr = Signal(R)
+        with m.If(alloc):
+            m.d.sync += tail.eq(tail + 1)
+            with m.If(is_miss):
+                m.d.comb += wait_set.eq(Const(1, R) << tail)
+            with m.Else():
+                m.d.comb += done_set.eq(Const(1, R) << tail)
+        with m.If(retire):
+            m.d.sync += head.eq(head + 1)
+            m.d.comb += done_clr.eq(Const(1, R) << head)
+        m.d.sync += rob_count.eq(rob_count + alloc - retire)
+        m.d.sync += rob_full.eq((rob_count + alloc - retire) == R)
+        ret_fu = fu_idx(head_imm.dst)
+        for i in range(nfu + 1):
+            m.d.sync += pend[i].eq(pend[i] + (alloc & (s1_fu == i)) - (retire & (ret_fu == i)))
+
+        # ---------------------------------------------------------------- memory responses (GATE reads)
+        r_in = Signal()                     # inside a RESPONSE packet on rx
+        r_want = Signal()                   # the next data beat is a GATE
+        r_tag = Signal(5)
+        rsp_beat = rx.valid & (rx_vc == HtaxVC.RESPONSE.value)
+        fin = Signal()
+        fin_err = Signal()
+        fin_tag = Signal(5)
+        is_hdr = rsp_beat & rxb.first & (rxh.cmd == HtaxCmd.RESPONSE)
+        with m.If(rsp_beat):
+            with m.If(rxb.first):
+                m.d.sync += r_in.eq(~rxb.last)
+                ok_data = (rxh.status == HtaxStatus.OK) & (rxh.body.mem.length != 0) & ~rxb.last
+                m.d.sync += [r_want.eq(is_hdr & ok_data), r_tag.eq(rxh.tag)]
+                with m.If(is_hdr & ~ok_data):
+                    m.d.comb += [fin.eq(1), fin_err.eq(1), fin_tag.eq(rxh.tag)]
+            with m.Elif(r_in):
+                m.d.sync += [r_in.eq(~rxb.last), r_want.eq(0)]
+                with m.If(r_want):
+                    m.d.comb += [fin.eq(1), fin_tag.eq(r_tag)]
+        slot = fin_tag[:_log2(R)]
+        slot_ok = fin & waiting.bit_select(slot, 1)
+        if R < 32:
+            slot_ok = slot_ok & (fin_tag[_log2(R):] == 0)
+        gate = data.View(Gate, rxb.word.data)
+        m.d.comb += info_r.addr.eq(slot)
+        inf = info_r.data
+        vpid_ok = gate.vpid == inf.vpid
+        g_perm = Mux(inf.write, gate.write, gate.read)
+        g_ok = ~fin_err & gate.valid & vpid_ok & g_perm
+        g_cause = Signal(AtsCause)
+        with m.If(fin_err):
+            m.d.comb += g_cause.eq(AtsCause.MEMORY_ERROR)
+        with m.Elif(~gate.valid):
+            m.d.comb += g_cause.eq(AtsCause.INVALID_GATE)
+        with m.Elif(~vpid_ok):
+            m.d.comb += g_cause.eq(AtsCause.VPID_MISMATCH)
+        with m.Elif(~g_perm):
+            m.d.comb += g_cause.eq(AtsCause.PERMISSION)
+        m.d.comb += [
+            res_w.addr.eq(slot), res_w.en.eq(slot_ok),
+            res_w.data.ok.eq(g_ok), res_w.data.cause.eq(g_cause), res_w.data.ppn.eq(Mux(g_ok, gate.ppn, 0)),
+        ]
+        with m.If(slot_ok):
+            m.d.comb += [done_mem.eq(Const(1, R) << slot), wait_clr.eq(Const(1, R) << slot)]
+        m.d.sync += [done.eq((done | done_set | done_mem) & ~done_clr), waiting.eq((waiting | wait_set) & ~wait_clr)]
+
+        # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
+        fill = slot_ok & ~fin_err & gate.valid & vpid_ok & (inf.epoch == epoch) & ~inval_now
+        victim = Signal(range(W)) if W > 1 else None
+        new = Signal(self.tlb_entry)
+        m.d.comb += [new.valid.eq(1), new.read.eq(gate.read), new.write.eq(gate.write), new.vpid.eq(inf.vpid),
+                     new.ppn.eq(gate.ppn)]
+        if self.tag_bits:
+            m.d.comb += new.tag.eq(inf.nla[self.set_bits:])
+        with m.If(inval_now):
+            m.d.comb += [tlb_wr.addr.eq(regs.flush_nla[:self.set_bits]), tlb_wr.data.eq(0),
+                         tlb_wr.en.eq((1 << W) - 1)]
+        with m.Elif(fill):
+            m.d.comb += [tlb_wr.addr.eq(inf.nla[:self.set_bits]), tlb_wr.data.eq(Cat(*([new] * W))),
+                         tlb_wr.en.eq(Const(1, W) << victim if W > 1 else 1)]
+            if W > 1:
+                m.d.sync += victim.eq(victim + 1)
+
+        # ---------------------------------------------------------------- flush (ch. 5.3)
+        inflight = [Signal(range(R + 4), name=f"inflight{e}") for e in range(2)]
+        for e in range(2):
+            m.d.sync += inflight[e].eq(inflight[e] + (pop & (epoch == e))
+                                       - (out_moves & out_rsp & (out_epoch == e)))
+        old_drained = Mux(epoch, inflight[0], inflight[1]) == 0
+        all_got = (fl_got == (1 << nfu) - 1) if nfu else Const(1)
+        fl_done = busy & old_drained & (~fl_ats | all_got)
+        fr_in = msg.flush_response
+        with m.If(fresp & busy & (fr_in.flush_id == fl_id)):
+            for i, p in enumerate(self.fu_ports):
+                with m.If(rxh.src == p):
+                    m.d.sync += fl_got[i].eq(1)
+        with m.If(start_now):
+            m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_nla.eq(regs.flush_nla), fl_ats.eq(regs.flush_ats),
+                         fl_id.eq(fl_id + 1), fl_sent.eq(0), fl_got.eq(0)]
+        with m.Elif(fl_done):
+            m.d.sync += busy.eq(0)
+        m.d.comb += [
+            regs.tlb_flushes_incr.eq(inval_now),
+            regs.flush_done.eq(fl_done),
+            regs.atu_flushes_incr.eq(fl_done),
+        ]
+        return m

@@ -1,0 +1,55 @@
+"""ATU data structures in host memory and in the NLA (dissertation ch. 5.3, fig. 5-8).
+
+Fig. 5-8 is missing from the text, so the bit layouts below are this project's choice; ``docs/atu.md``
+draws them.  Each is defined once here and imported by the RTL, the reference model and the tests.
+
+* :class:`Gate`: one 64-bit Global Address Table Entry.  The low byte holds the flags (valid, read,
+  write, reserved) so a zeroed GATE (what software writes on deregistration, ch. 5.3) is invalid;
+  bits 23:8 hold the 16-bit VPID, bits 63:24 the 40-bit physical page number of a 52-bit address.
+* :class:`NlaPage`: the page part of an NLA as it travels in the ATS translation request:
+  ``{GAT index, GATE index}``, GATE index in the 18 low bits (2^18 GATEs of 8 bytes = one 2 MB GAT).
+* :class:`Nla`: a 64-bit network logical address: 12-bit page offset, then :class:`NlaPage`.
+* :class:`GatBase`: one GAT base-address table entry as the register file stores it (bits 51:21 of
+  the 2 MB-aligned physical base; 0 means "not configured").
+"""
+
+from amaranth.lib import data
+
+from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS, VPID_BITS
+
+__all__ = ["Gate", "NlaPage", "Nla", "GatBase", "GATE_INDEX_BITS", "PAGE_BITS", "GAT_BASE_SHIFT",
+           "GAT_BASE_BITS", "MAX_GAT_INDEX_BITS"]
+
+PAGE_BITS = 12              # 4 KB pages
+GATE_INDEX_BITS = 18        # 2^18 GATEs x 8 bytes = 2 MB per GAT
+MAX_GAT_INDEX_BITS = NLA_PAGE_BITS - GATE_INDEX_BITS    # 14: up to 16384 GATs
+GAT_BASE_SHIFT = 21         # a GAT is 2 MB aligned
+GAT_BASE_BITS = 52 - GAT_BASE_SHIFT
+
+
+class Gate(data.Struct):
+    valid: 1
+    read: 1
+    write: 1
+    _rsv: 5
+    vpid: VPID_BITS
+    ppn: PPN_BITS
+
+
+class NlaPage(data.Struct):
+    gate_index: GATE_INDEX_BITS
+    gat_index: MAX_GAT_INDEX_BITS
+
+
+class Nla(data.Struct):
+    offset: PAGE_BITS
+    page: NlaPage
+    _rsv: 64 - PAGE_BITS - NLA_PAGE_BITS
+
+
+class GatBase(data.Struct):
+    addr: GAT_BASE_BITS     # physical base >> 21
+
+
+assert Gate.as_shape().size == 64
+assert Nla.as_shape().size == 64

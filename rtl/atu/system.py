@@ -1,0 +1,85 @@
+"""Integration top for tests and benchmarks: HTAX crossbar + register file + ATU (fig. 5-9, 7-1).
+
+Not a unit of its own (no ``UNITS`` entry): it composes the real :class:`rtl.htax.Htax`, the generated
+register file and :class:`rtl.atu.Atu` so that cocotb drives the system as software and FUs do:
+
+* ``htax``: the host's HTAX port (port ``[atu] host_port``), in the orientation
+  :class:`sim.host.HostModel` expects (``tx`` carries beats from the NIC to the host).
+* ``fu<p>`` for each ``p`` in ``[atu] fu_ports``: FU models, same orientation.
+* ``probe``: copies of the ATU's own link handshakes, so benchmarks count cycles at the ATU port.
+Unused HTAX ports are tied off (never send, always ready).
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
+
+from rtl.common.htax import HtaxPortSignature, transfer
+from rtl.htax import Htax
+from rtl.regs.generate import build as build_regs
+
+from . import atu_from_config
+
+__all__ = ["AtuSystem"]
+
+
+class AtuSystem(wiring.Component):
+    """Host port, register file, ATU and FU ports around one HTAX.
+
+    Members
+    -------
+    htax : Out(HtaxPortSignature)
+        Host side.
+    fu<p> : Out(HtaxPortSignature)
+        FU side for each FU port ``p``.
+    probe : Out(8)
+        bit 0: a beat moves on the ATU's rx link, 1: on its tx link, 2: ``flush_start`` reaches the
+        ATU, 3: ``flush_done``; 4..7 unused.
+    """
+
+    def __init__(self, cfg, **atu_overrides):
+        self.cfg = cfg
+        self.atu = atu_from_config(cfg, **atu_overrides)
+        # version register pinned to 0: the test design must not change (and rebuild) with every commit
+        self.regs = build_regs(cfg, revision=(0, False))
+        a = cfg["atu"]
+        if cfg["regs"]["host_port"] != a["host_port"]:
+            raise ValueError("[regs] host_port and [atu] host_port must agree")
+        members = {"htax": Out(HtaxPortSignature()), "probe": Out(8)}
+        for p in self.atu.fu_ports:
+            members[f"fu{p}"] = Out(HtaxPortSignature())
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.cfg
+        m.submodules.switch = sw = Htax(ports=cfg["htax"]["ports"], slots_per_vc=cfg["htax"]["slots_per_vc"],
+                                        counter_bits=cfg["htax"]["counter_bits"])
+        m.submodules.regs = rf = self.regs
+        m.submodules.atu = atu = self.atu
+        a = cfg["atu"]
+        used = {a["host_port"], cfg["regs"]["htax_port"], a["htax_port"], *atu.fu_ports}
+        wiring.connect(m, rf.htax, getattr(sw, f"port{cfg['regs']['htax_port']}"))
+        wiring.connect(m, atu.htax, getattr(sw, f"port{a['htax_port']}"))
+        for name, p in [("htax", a["host_port"])] + [(f"fu{p}", p) for p in atu.fu_ports]:
+            # the model's tx is what the switch sends to port p, its rx what it sends into the switch
+            ext, port = getattr(self, name), getattr(sw, f"port{p}")
+            for a_, b_ in ((ext.tx, port.rx), (port.tx, ext.rx)):
+                m.d.comb += [a_.valid.eq(b_.valid), a_.payload.eq(b_.payload), b_.ready.eq(a_.ready)]
+        for p in range(cfg["htax"]["ports"]):
+            if p not in used:
+                port = getattr(sw, f"port{p}")
+                m.d.comb += [port.tx.valid.eq(0), port.rx.ready.eq(0xF)]
+        hw = rf.hw.atu
+        m.d.comb += [
+            atu.regs.flush_nla.eq(hw.flush.nla), atu.regs.flush_tlb.eq(hw.flush.tlb),
+            atu.regs.flush_ats.eq(hw.flush.ats), atu.regs.flush_start.eq(hw.flush.start),
+            hw.flush.done_set.eq(atu.regs.flush_done),
+            hw.tlb_counters.hits_incr.eq(atu.regs.hits_incr), hw.tlb_counters.misses_incr.eq(atu.regs.misses_incr),
+            hw.flush_counters.tlb_flushes_incr.eq(atu.regs.tlb_flushes_incr),
+            hw.flush_counters.atu_flushes_incr.eq(atu.regs.atu_flushes_incr),
+            hw.gat_base.addr.eq(atu.regs.gat_addr), atu.regs.gat_data.eq(hw.gat_base.data.addr),
+            self.probe.eq(transfer(atu.htax.rx) | (transfer(atu.htax.tx) << 1) | (atu.regs.flush_start << 2)
+                          | (atu.regs.flush_done << 3)),
+        ]
+        return m

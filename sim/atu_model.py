@@ -1,0 +1,106 @@
+"""Reference model of the ATU semantics (dissertation ch. 5.3; ``docs/atu.md``).
+
+The model answers a translation request from the GAT base table and the GATEs in host memory, with
+the cause priority the RTL implements:
+
+1. VPID not below ``vpids`` or NLA page beyond ``gat_entries`` GATs -> ``NLA_RANGE``;
+2. GAT base entry zero -> ``GAT_NOT_CONFIGURED``;
+3. the GATE read fails (unallocated memory) -> ``MEMORY_ERROR``;
+4. GATE not valid -> ``INVALID_GATE``; 5. GATE VPID differs -> ``VPID_MISMATCH``;
+6. read/write not permitted -> ``PERMISSION``; otherwise OK with the GATE's page number.
+
+A TLB only caches GATEs, so as long as software changes a GATE only through the flush protocol the
+answer equals the model's at the time of the request.  Packing helpers use the same structs as the RTL.
+"""
+
+from dataclasses import dataclass
+
+from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, Gate
+from rtl.common.ats import AtsCause, AtsCmd, AtsMessage
+from sim.layout import pack, unpack
+
+__all__ = ["AtuModel", "Translation", "gate_word", "gate_fields", "translation_request", "flush_response",
+           "decode_ats"]
+
+
+@dataclass(frozen=True)
+class Translation:
+    ok: int
+    cause: AtsCause
+    ppn: int
+
+
+def gate_word(*, ppn, vpid, read=1, write=1, valid=1):
+    """A 64-bit GATE (:class:`rtl.atu.layout.Gate`)."""
+    return pack(Gate, {"valid": valid, "read": read, "write": write, "vpid": vpid, "ppn": ppn})
+
+
+def gate_fields(word):
+    return unpack(Gate, word, ["valid", "read", "write", "vpid", "ppn"])
+
+
+def translation_request(*, vpid, nla_page, write):
+    return pack(AtsMessage, {"translation_request.cmd": AtsCmd.TRANSLATION_REQUEST.value,
+                             "translation_request.vpid": vpid, "translation_request.nla_page": nla_page,
+                             "translation_request.write": write})
+
+
+def flush_response(request_word):
+    """The flush response that echoes a flush request."""
+    return (request_word & ~3) | AtsCmd.FLUSH_RESPONSE.value
+
+
+def decode_ats(word):
+    """``(AtsCmd, fields)`` of a 64-bit ATS message."""
+    cmd = AtsCmd(word & 3)
+    if cmd == AtsCmd.TRANSLATION_RESPONSE:
+        f = unpack(AtsMessage, word, ["translation_response.ok", "translation_response.cause",
+                                      "translation_response.ppn"])
+        return cmd, Translation(f["translation_response.ok"], AtsCause(f["translation_response.cause"]),
+                                f["translation_response.ppn"])
+    if cmd == AtsCmd.FLUSH_REQUEST:
+        return cmd, unpack(AtsMessage, word, ["flush_request.vpid", "flush_request.nla_page",
+                                              "flush_request.flush_id"])
+    return cmd, unpack(AtsMessage, word, ["raw"])
+
+
+class AtuModel:
+    """ATU semantics over a GAT base table and a memory reader.
+
+    Parameters
+    ----------
+    gat_entries, vpids : int
+    read64 : callable(addr) -> int or None
+        Reads a GATE from host memory; ``None`` for a memory error.
+    """
+
+    def __init__(self, *, gat_entries, vpids, read64):
+        self.gat_entries = gat_entries
+        self.vpids = vpids
+        self.read64 = read64
+        self.gat_base = [0] * gat_entries       # 2 MB-aligned physical base, 0: not configured
+
+    def gate_address(self, nla_page):
+        return self.gat_base[nla_page >> GATE_INDEX_BITS] + 8 * (nla_page & ((1 << GATE_INDEX_BITS) - 1))
+
+    def translate(self, vpid, nla_page, write):
+        """The expected :class:`Translation` of one request."""
+        gat = nla_page >> GATE_INDEX_BITS
+        if vpid >= self.vpids or gat >= self.gat_entries:
+            return Translation(0, AtsCause.NLA_RANGE, 0)
+        if self.gat_base[gat] >> GAT_BASE_SHIFT == 0:
+            return Translation(0, AtsCause.GAT_NOT_CONFIGURED, 0)
+        return self.check(self.read64(self.gate_address(nla_page)), vpid, write)
+
+    @staticmethod
+    def check(gate, vpid, write):
+        if gate is None:
+            return Translation(0, AtsCause.MEMORY_ERROR, 0)
+        g = gate_fields(gate)
+        if not g["valid"]:
+            return Translation(0, AtsCause.INVALID_GATE, 0)
+        if g["vpid"] != vpid:
+            return Translation(0, AtsCause.VPID_MISMATCH, 0)
+        if not (g["write"] if write else g["read"]):
+            return Translation(0, AtsCause.PERMISSION, 0)
+        return Translation(1, AtsCause.NONE, g["ppn"])

@@ -1,0 +1,430 @@
+"""cocotb testbench: the ATU in its system (HTAX + register file + ATU, :mod:`rtl.atu.system`).
+
+The host model (``sim/host.py``) plays CPU and memory on HTAX port 0: it holds the GATs, answers the
+ATU's GATE reads (with jitter and reordering when ``jitter`` > 0) and writes the ATU registers.  One
+:class:`FuModel` per FU port sends translation requests on the ATS VC, collects the responses and
+answers flush requests (after ``flush_delay`` cycles).  Every response is compared, per FU in request
+order, with :class:`sim.atu_model.AtuModel`.
+"""
+
+import random
+from collections import deque
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from rtl.atu.layout import GATE_INDEX_BITS
+from rtl.common.ats import AtsCause, AtsCmd
+from rtl.common.htax import HtaxCmd, HtaxVC
+from rtl.config import load
+from sim.atu_model import AtuModel, decode_ats, flush_response, gate_word, translation_request
+from sim.host import HostModel
+from sim.htax_packet import HtaxPacket, beat_field
+from sim.runner import tb_params, tb_seed
+
+CFG = load()
+A = CFG["atu"]
+BASE = CFG["system"]["device_base"]
+ATU_REGS = BASE + 0x1_0000
+FLUSH, TLB_CNT, FLUSH_CNT, GAT_BASE = ATU_REGS, ATU_REGS + 8, ATU_REGS + 0x10, ATU_REGS + 0x1000
+REGS_PORT = CFG["regs"]["htax_port"]
+ATU_PORT = A["htax_port"]
+VPIDS = CFG["system"]["vpids"]
+HUGE = 2 << 20
+
+
+class FuModel:
+    """A functional unit on HTAX port ``port``: ATS requests out, responses and flush requests in."""
+
+    def __init__(self, dut, port, clk, *, flush_delay=0, gap_p=0.0, rng=None):
+        self.port = port
+        self.clk = clk
+        self.out_valid = getattr(dut, f"fu{port}__rx__valid")
+        self.out_payload = getattr(dut, f"fu{port}__rx__payload")
+        self.out_ready = getattr(dut, f"fu{port}__rx__ready")
+        self.in_valid = getattr(dut, f"fu{port}__tx__valid")
+        self.in_payload = getattr(dut, f"fu{port}__tx__payload")
+        self.in_ready = getattr(dut, f"fu{port}__tx__ready")
+        self.flush_delay = flush_delay
+        self.gap_p = gap_p
+        self.rng = rng or random.Random(port)
+        self.queue = deque()            # (kind, ats word, request info)
+        self.pending = deque()          # requests sent, waiting for their response: (info, cycle sent)
+        self.results = []               # (info, Translation, cycle sent, cycle answered)
+        self.flushes = []               # (cycle, fields) of flush requests received
+        self.errors = []
+        self.cycle = 0
+        self.out_valid.value = 0
+        self.in_ready.value = 0xF
+        cocotb.start_soon(self._count())
+        cocotb.start_soon(self._send())
+        cocotb.start_soon(self._receive())
+
+    async def _count(self):
+        while True:
+            await RisingEdge(self.clk)
+            self.cycle += 1
+
+    def request(self, vpid, nla_page, write, info=None):
+        self.queue.append(("req", translation_request(vpid=vpid, nla_page=nla_page, write=write),
+                           info if info is not None else (vpid, nla_page, write)))
+
+    def idle(self):
+        return not self.queue and not self.pending
+
+    async def _send(self):
+        while True:
+            if not self.queue:
+                await RisingEdge(self.clk)
+                continue
+            if self.gap_p and self.rng.random() < self.gap_p:
+                self.out_valid.value = 0
+                await RisingEdge(self.clk)
+                continue
+            kind, word, info = self.queue.popleft()
+            pkt = HtaxPacket(HtaxCmd.ATS, src=self.port, dst=ATU_PORT, tag=len(self.pending) % 32, ats=word)
+            self.out_valid.value = 1
+            self.out_payload.value = pkt.beats()[0]
+            while True:
+                await ReadOnly()
+                moved = (int(self.out_ready.value) >> HtaxVC.ATS.value) & 1
+                await RisingEdge(self.clk)
+                if moved:
+                    break
+            if kind == "req":
+                self.pending.append((info, self.cycle))
+            if not self.queue:
+                self.out_valid.value = 0
+
+    async def _receive(self):
+        while True:
+            await RisingEdge(self.clk)
+            await ReadOnly()
+            if not int(self.in_valid.value):
+                continue
+            beat = int(self.in_payload.value)
+            pkt = HtaxPacket.from_header_beat(beat)
+            if pkt.cmd != HtaxCmd.ATS or not beat_field(beat, "last"):
+                self.errors.append(f"FU {self.port}: unexpected packet {pkt}")
+                continue
+            if pkt.src != ATU_PORT:
+                self.errors.append(f"FU {self.port}: ATS from port {pkt.src}")
+            cmd, f = decode_ats(pkt.ats)
+            if cmd == AtsCmd.TRANSLATION_RESPONSE:
+                if not self.pending:
+                    self.errors.append(f"FU {self.port}: response without a request")
+                    continue
+                info, sent = self.pending.popleft()
+                self.results.append((info, f, sent, self.cycle))
+            elif cmd == AtsCmd.FLUSH_REQUEST:
+                self.flushes.append((self.cycle, f))
+                cocotb.start_soon(self._answer_flush(pkt.ats))
+            else:
+                self.errors.append(f"FU {self.port}: unexpected ATS {cmd!r}")
+
+    async def _answer_flush(self, word):
+        for _ in range(self.flush_delay):
+            await RisingEdge(self.clk)
+        self.queue.appendleft(("flush", flush_response(word), None))
+
+
+async def setup(dut, **kw):
+    p = tb_params()
+    seed = tb_seed()
+    dut._log.info(f"seed {seed}, params {p}")
+    jitter = p.get("jitter", 0)
+    opts = dict(cfg=CFG, port="htax", host_port=0, route=lambda a: REGS_PORT, seed=seed,
+                jitter_cycles=jitter, reorder=jitter > 0)
+    opts.update(kw)
+    host = HostModel(dut, **opts)
+    host.start_clock()
+    for p_ in A["fu_ports"]:
+        getattr(dut, f"fu{p_}__rx__valid").value = 0
+    await host.reset()
+    await host.start()
+    rng = random.Random(seed)
+    model = AtuModel(gat_entries=A["gat_entries"], vpids=VPIDS, read64=lambda a: _read64(host, a))
+    return host, rng, model
+
+
+def _read64(host, addr):
+    raw = host.memory.read(addr, 8) if host.memory.owner(addr) is not None else None
+    return None if raw is None else int.from_bytes(raw, "little")
+
+
+async def set_gat(host, model, index, base):
+    await host.write64(GAT_BASE + 8 * index, base)
+    model.gat_base[index] = base
+
+
+def fus(dut, host, rng, delays=None):
+    delays = delays or {}
+    return [FuModel(dut, p, host.clk, flush_delay=delays.get(p, 0), gap_p=tb_params().get("gap_p", 0.0),
+                    rng=random.Random(rng.getrandbits(32))) for p in A["fu_ports"]]
+
+
+async def drain(host, units, limit=200000):
+    for _ in range(limit // 16):
+        if all(u.idle() for u in units):
+            await host.cycles(8)
+            return
+        await host.cycles(16)
+    raise AssertionError(f"translations outstanding: {[len(u.pending) + len(u.queue) for u in units]}")
+
+
+def check_clean(host, units):
+    errs = host.errors + [e for u in units for e in u.errors]
+    assert not errs, errs[:10]
+
+
+async def read_counters(host):
+    t = await host.read64(TLB_CNT)
+    f = await host.read64(FLUSH_CNT)
+    return t & 0xFFFF_FFFF, t >> 32, f & 0xFFFF_FFFF, f >> 32
+
+
+def build_gats(host, rng, ngats, pages_per_gat):
+    """Allocate ``ngats`` GATs with random GATEs; returns (bases, {nla_page: gate word})."""
+    bases, gates = [], {}
+    for g in range(ngats):
+        base = host.memory.alloc(HUGE, huge=True)
+        bases.append(base)
+        for i in rng.sample(range(1 << GATE_INDEX_BITS), pages_per_gat):
+            word = gate_word(ppn=rng.getrandbits(40), vpid=rng.randrange(VPIDS), read=rng.random() < 0.8,
+                             write=rng.random() < 0.6, valid=rng.random() < 0.85)
+            host.memory.write64(base + 8 * i, word)
+            gates[(g << GATE_INDEX_BITS) | i] = word
+    return bases, gates
+
+
+def compare(units, model_of, label):
+    n = 0
+    for u in units:
+        for info, got, sent, _ in u.results:
+            exp = model_of(info, sent)
+            assert got in exp if isinstance(exp, (list, set)) else got == exp, \
+                f"{label}: FU {u.port} request {info} sent at {sent}: got {got}, expected {exp}"
+            n += 1
+    return n
+
+
+def dma_reads_inside(host, bases):
+    for acc in host.memory.log:
+        if acc.kind == "read":
+            assert any(b <= acc.addr < b + HUGE for b in bases), f"DMA read outside every GAT: {acc.addr:#x}"
+
+
+@cocotb.test()
+async def random_translations(dut):
+    """Several FUs, random VPIDs, permissions, (in)valid GATEs, TLB aliasing, bad NLAs, reordered memory."""
+    host, rng, model = await setup(dut)
+    n = tb_params().get("requests", 600)
+    bases, gates = build_gats(host, rng, 3, 40)
+    for g, b in enumerate(bases):
+        await set_gat(host, model, g, b)
+    # pages that alias in the TLB: same low index bits, different GATs/upper bits
+    pages = list(gates)
+    alias = [(p ^ (A["tlb_entries"] * k)) & ((3 << GATE_INDEX_BITS) | ((1 << GATE_INDEX_BITS) - 1))
+             for p in pages[:8] for k in (1, 2)]
+    bad = [(5 << GATE_INDEX_BITS) | 7, (A["gat_entries"] << GATE_INDEX_BITS), (1 << 31) | 3]
+    await host.cycles(20)
+    units = fus(dut, host, rng)
+    hot = rng.sample(pages, 12)
+    for _ in range(n):
+        u = rng.choice(units)
+        r = rng.random()
+        page = (rng.choice(hot) if r < 0.5 else rng.choice(pages) if r < 0.85 else rng.choice(alias) if r < 0.95
+                else rng.choice(bad))
+        gate = gates.get(page)
+        vpid = ((gate >> 8) & 0xFFFF) if gate is not None and rng.random() < 0.7 else rng.randrange(VPIDS + 4)
+        u.request(vpid, page, rng.getrandbits(1))
+    await drain(host, units)
+    count = compare(units, lambda info, _: model.translate(*info), "random")
+    assert count == n
+    check_clean(host, units)
+    dma_reads_inside(host, bases)
+    hits, misses, _, _ = await read_counters(host)
+    lookups = sum(1 for u in units for (v, p, _), *_ in u.results
+                  if v < VPIDS and (p >> GATE_INDEX_BITS) < 3)
+    assert hits + misses == lookups, (hits, misses, lookups)
+    assert misses <= host.stats["dma_reads"] + 0 and misses == host.stats["dma_reads"], \
+        (misses, host.stats["dma_reads"])
+    dut._log.info(f"{n} translations, {hits} hits, {misses} misses")
+
+
+@cocotb.test()
+async def vpid_isolation(dut):
+    """Every VPID against every GATE (one GATE per VPID): OK only for the owner, never its page otherwise."""
+    host, rng, model = await setup(dut)
+    base = host.memory.alloc(HUGE, huge=True)
+    await set_gat(host, model, 1, base)
+    pages = {}
+    for v in range(VPIDS):
+        idx = rng.randrange(1 << GATE_INDEX_BITS)
+        while (1 << GATE_INDEX_BITS) | idx in pages:
+            idx = rng.randrange(1 << GATE_INDEX_BITS)
+        host.memory.write64(base + 8 * idx, gate_word(ppn=rng.getrandbits(40), vpid=v))
+        pages[(1 << GATE_INDEX_BITS) | idx] = v
+    units = fus(dut, host, rng)
+    order = [(v, p, w) for v in range(VPIDS) for p in pages for w in (0, 1)]
+    rng.shuffle(order)
+    for i, (v, p, w) in enumerate(order):
+        units[i % len(units)].request(v, p, w)
+    # second pass: now owners' GATEs sit in the TLB; other VPIDs must still be refused
+    for i, (v, p, w) in enumerate(order):
+        units[i % len(units)].request(v, p, w)
+    await drain(host, units)
+    for u in units:
+        for (v, p, _w), got, *_ in u.results:
+            if v != pages[p]:
+                assert not got.ok and got.ppn == 0 and got.cause == AtsCause.VPID_MISMATCH, (v, p, got)
+            else:
+                assert got.ok, (v, p, got)
+    compare(units, lambda info, _: model.translate(*info), "isolation")
+    check_clean(host, units)
+
+
+@cocotb.test()
+async def bad_input(dut):
+    """Unconfigured GAT, out-of-range NLA and VPID, memory errors, unknown ATS commands: defined answers."""
+    host, rng, model = await setup(dut)
+    base = host.memory.alloc(HUGE, huge=True)
+    await set_gat(host, model, 0, base)
+    host.memory.write64(base + 8 * 3, gate_word(ppn=0x123, vpid=2))
+    hole = host.memory.alloc(HUGE, huge=True)
+    host.memory.free(hole, HUGE)                        # a GAT base pointing at unallocated memory
+    await set_gat(host, model, 2, hole)
+    units = fus(dut, host, rng)
+    u = units[0]
+    cases = [(2, 3, 0, AtsCause.NONE), (2, (1 << GATE_INDEX_BITS) | 3, 0, AtsCause.GAT_NOT_CONFIGURED),
+             (2, (A["gat_entries"] << GATE_INDEX_BITS) | 3, 0, AtsCause.NLA_RANGE),
+             (VPIDS, 3, 0, AtsCause.NLA_RANGE), (0xFFFF, 3, 1, AtsCause.NLA_RANGE),
+             (2, (2 << GATE_INDEX_BITS) | 9, 0, AtsCause.MEMORY_ERROR), (2, 4, 0, AtsCause.INVALID_GATE)]
+    for v, p, w, _ in cases:
+        u.request(v, p, w)
+    # ATS messages the ATU does not take (a translation response, a flush request, a stray flush
+    # response): consumed and dropped; the next request is answered normally
+    for word in (AtsCmd.TRANSLATION_RESPONSE.value | 0xABC0, AtsCmd.FLUSH_REQUEST.value | 0x5550,
+                 AtsCmd.FLUSH_RESPONSE.value | 0x7770):
+        u.queue.append(("junk", word, None))
+    u.request(2, 3, 1)
+    cases.append((2, 3, 1, AtsCause.NONE))
+    await drain(host, units)
+    assert [r[1].cause for r in u.results] == [c[3] for c in cases], [r[1] for r in u.results]
+    for r in u.results:
+        assert r[1].ok == (r[1].cause == AtsCause.NONE) and (r[1].ok or r[1].ppn == 0), r
+    compare(units, lambda info, _: model.translate(*info), "bad input")
+    assert all("unallocated" in v for v in host.memory.violations), host.memory.violations
+    host.memory.violations.clear()
+    check_clean(host, units)
+
+
+async def flush(host, nla, *, tlb=1, ats=1):
+    """Write the flush register (fig. 5-11) and poll ``done``; return the cycle it was seen set."""
+    await host.write64(FLUSH, nla | (tlb << 32) | (ats << 33) | (1 << 62))
+    for _ in range(2000):
+        v = await host.read64(FLUSH)
+        if v >> 63:
+            await host.write64(FLUSH, 1 << 63)          # woclr
+            return host.now()
+    raise AssertionError("flush did not complete")
+
+
+@cocotb.test()
+async def flush_storm(dut):
+    """GATEs change (zero / new page) and are flushed while FUs stream requests with misses in flight;
+    one FU answers flush requests late.  A request sent after ``done`` must see the new GATE."""
+    p = tb_params()
+    host, rng, model = await setup(dut)
+    late = A["fu_ports"][-1]
+    base = host.memory.alloc(HUGE, huge=True)
+    await set_gat(host, model, 0, base)
+    pages = rng.sample(range(1 << GATE_INDEX_BITS), 6)
+    history = {}                                     # page -> [(cycle written, cycle done, gate)]
+    for pg in pages:
+        g = gate_word(ppn=rng.getrandbits(40), vpid=1)
+        host.memory.write64(base + 8 * pg, g)
+        history[pg] = [(0, 0, g)]
+    units = fus(dut, host, rng, delays={late: p.get("late", 60)})
+    flushes = p.get("flushes", 12)
+    stop = False
+
+    async def stream():
+        while not stop:
+            for u in units:
+                if len(u.queue) < 4:
+                    u.request(1, rng.choice(pages), 0)
+            await host.cycles(2)
+    task = cocotb.start_soon(stream())
+    t0 = units[0].cycle - host.now()                 # FU cycle counter minus host cycle number
+    for _ in range(flushes):
+        await host.cycles(rng.randrange(5, 60))
+        pg = rng.choice(pages)
+        new = 0 if rng.random() < 0.4 else gate_word(ppn=rng.getrandbits(40), vpid=1)
+        host.memory.write64(base + 8 * pg, 0)        # deregistration zeroes the GATE first (ch. 5.3)
+        written = host.now() + t0
+        done = await flush(host, pg) + t0
+        history[pg].append((written, done, 0))
+        if new:     # registration needs no flush: the TLB never holds an invalid GATE
+            host.memory.write64(base + 8 * pg, new)
+            history[pg].append((host.now() + t0, host.now() + t0, new))
+    stop = True
+    await drain(host, units)
+    task.cancel()
+
+    def expected(info, sent, rsp_cycle):
+        v, pg, w = info
+        hist = history[pg]
+        committed = max((h for h in hist if h[1] <= sent), key=lambda h: h[1])
+        allowed = {committed[2]} | {h[2] for h in hist if h[0] >= committed[0] and h[0] <= rsp_cycle}
+        return {AtuModel.check(g, v, w) for g in allowed}
+
+    n = 0
+    for u in units:
+        for info, got, sent, answered in u.results:
+            exp = expected(info, sent, answered)
+            assert got in exp, f"FU {u.port} {info} sent {sent} answered {answered}: {got}, allowed {exp}"
+            n += 1
+        assert len(u.flushes) == flushes, (u.port, len(u.flushes))
+        assert all(f["flush_request.nla_page"] in pages for _, f in u.flushes)
+    _, _, tlb_flushes, atu_flushes = await read_counters(host)
+    assert (tlb_flushes, atu_flushes) == (flushes, flushes)
+    check_clean(host, units)
+    dut._log.info(f"{n} translations across {flushes} flushes")
+
+
+@cocotb.test()
+async def registration_sequence(dut):
+    """Fig. 5-9 through the host model: register a page, translate, deregister (zero + flush), translate."""
+    host, rng, model = await setup(dut)
+    units = fus(dut, host, rng)
+    u = units[0]
+    gat = host.memory.alloc(HUGE, huge=True)            # kernel: one GAT in a huge page
+    await set_gat(host, model, 7, gat)
+    user = host.memory.alloc(4096, owner=5)              # the user page to register
+    idx = 1234
+    host.memory.write64(gat + 8 * idx, gate_word(ppn=user >> 12, vpid=5, read=1, write=0))
+    nla_page = (7 << GATE_INDEX_BITS) | idx              # returned to the user as its NLA
+    c0 = await read_counters(host)
+    u.request(5, nla_page, 0)           # a miss; the GATE fills the TLB
+    await drain(host, units)
+    for w in (0, 1):                    # two hits (the write is refused by the cached GATE)
+        u.request(5, nla_page, w)
+    await drain(host, units)
+    got = [r[1] for r in u.results]
+    assert got[0].ok and got[0].ppn == user >> 12 and got[1] == got[0], got
+    assert not got[2].ok and got[2].cause == AtsCause.PERMISSION, got
+    hits, misses, _, _ = await read_counters(host)
+    assert (hits - c0[0], misses - c0[1]) == (2, 1), (hits, misses, c0)
+    host.memory.write64(gat + 8 * idx, 0)                # deregistration
+    await flush(host, nla_page)
+    assert [f["flush_request.nla_page"] for _, f in u.flushes] == [nla_page]
+    u.request(5, nla_page, 0)
+    await drain(host, units)
+    assert u.results[-1][1].cause == AtsCause.INVALID_GATE and not u.results[-1][1].ok
+    _, _, tf, af = await read_counters(host)
+    assert (tf, af) == (1, 1)
+    # a flush of the TLB only, without FUs
+    await flush(host, nla_page, tlb=1, ats=0)
+    assert len(u.flushes) == 1
+    check_clean(host, units)

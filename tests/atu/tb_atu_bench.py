@@ -1,0 +1,147 @@
+"""cocotb benchmark of the ATU in its system (``bench/atu.py`` runs it; results to ``params["out"]``).
+
+Cycles are counted at the ATU's own HTAX port through ``probe`` (bit 0: a beat moves into the ATU,
+bit 1: out of it, bit 2: flush start, bit 3: flush done), so the HTAX's latency is not included.
+"""
+
+import json
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from rtl.common.htax import HtaxCmd
+from sim.atu_model import gate_word
+from sim.runner import tb_params
+
+from .tb_atu import HUGE, drain, flush, fus, set_gat, setup
+
+
+class Probe:
+    def __init__(self, dut, clk):
+        self.sig = dut.probe
+        self.clk = clk
+        self.cycle = 0
+        self.events = []                # (cycle, bits)
+        cocotb.start_soon(self._run())
+
+    async def _run(self):
+        while True:
+            await RisingEdge(self.clk)
+            self.cycle += 1
+            await ReadOnly()
+            v = int(self.sig.value)
+            if v:
+                self.events.append((self.cycle, v))
+
+    def since(self, c):
+        return [(t, v) for t, v in self.events if t >= c]
+
+
+def first(events, bit):
+    return next(t for t, v in events if v >> bit & 1)
+
+
+@cocotb.test()
+async def bench(dut):
+    p = tb_params()
+    host, rng, model = await setup(dut, latency_cycles=p.get("latency", 44))
+    base = host.memory.alloc(HUGE, huge=True)
+    await set_gat(host, model, 0, base)
+    npages = 4096
+    for i in range(npages):
+        host.memory.write64(base + 8 * i, gate_word(ppn=i + 1, vpid=1))
+    units = fus(dut, host, rng)
+    u = units[0]
+    probe = Probe(dut, host.clk)
+    out = {}
+    await host.cycles(10)
+
+    # hit latency: warm page 0, then one request
+    u.request(1, 0, 0)
+    await drain(host, units)
+    c = probe.cycle
+    u.request(1, 0, 0)
+    await drain(host, units)
+    ev = probe.since(c)
+    out["tlb_hit_latency_cycles"] = first(ev, 1) - first(ev, 0)
+
+    # miss latency: page 1 is cold; ATU cycles = (request in -> READ out) + (GATE in -> response out)
+    c = probe.cycle
+    h0 = len(host.arrivals)
+    s0 = len(host.sent_log)
+    u.request(1, 1, 0)
+    await drain(host, units)
+    ev = probe.since(c)
+    t_req = first(ev, 0)
+    tx = [t for t, v in ev if v & 2]
+    rx = [t for t, v in ev if v & 1]
+    t_read, t_rsp = tx[0], tx[-1]
+    t_mem = rx[1]                                   # the RESPONSE header moving into the ATU
+    out["miss_latency_cycles_total"] = t_rsp - t_req
+    out["miss_latency_cycles_excl_memory"] = (t_read - t_req) + (t_rsp - t_mem)
+    assert len(host.arrivals) == h0 + 1 and len(host.sent_log) == s0 + 1
+
+    # hit throughput: back-to-back hits on warmed pages (warm 64 pages first)
+    for i in range(2, 66):
+        u.request(1, i, 0)
+    await drain(host, units)
+    n = p.get("hits", 400)
+    c = probe.cycle
+    for i in range(n):
+        u.request(1, 2 + i % 64, 0)
+    await drain(host, units)
+    rsp = [t for t, v in probe.since(c) if v & 2]
+    out["hit_throughput_per_cycle"] = round((len(rsp) - 1) / (rsp[-1] - rsp[0]), 3)
+
+    # misses: distinct cold pages, requests from all FUs back to back
+    def miss_run(pages, hit_pages=None, hit_ratio=0.0):
+        for k, pg in enumerate(pages):
+            fu = units[k % len(units)]
+            if hit_pages and rng.random() < hit_ratio:
+                fu.request(1, rng.choice(hit_pages), 0)
+            else:
+                fu.request(1, pg, 0)
+    nm = p.get("misses", 256)
+    cold = list(range(100, 100 + nm))
+    c = probe.cycle
+    a0, s0 = len(host.arrivals), len(host.sent_log)
+    miss_run(cold)
+    await drain(host, units)
+    rsp = [t for t, v in probe.since(c) if v & 2]
+    req = [t for t, v in probe.since(c) if v & 1]
+    reads = sorted(t for t, pk in list(host.arrivals)[a0:] if pk.cmd == HtaxCmd.READ)
+    answers = sorted(t for t, b in list(host.sent_log)[s0:])
+    outstanding = peak = 0
+    evs = sorted([(t, 1) for t in reads] + [(t, -1) for t in answers])
+    for _, d in evs:
+        outstanding += d
+        peak = max(peak, outstanding)
+    out["max_outstanding_misses"] = peak
+    out["miss_throughput_per_cycle"] = round(nm / (max(rsp) - min(req)), 3)
+    out["memory_latency_cycles"] = host.latency_cycles
+
+    # throughput versus hit ratio
+    warm = list(range(2, 66))
+    curve = {}
+    base_page = 1000
+    for ratio in (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0):
+        pages = list(range(base_page, base_page + 300))
+        base_page += 300
+        c = probe.cycle
+        miss_run(pages, warm, ratio)
+        await drain(host, units)
+        ev = probe.since(c)
+        req = [t for t, v in ev if v & 1]
+        rsp_t = [t for t, v in ev if v & 2]
+        curve[ratio] = round(300 / (max(rsp_t) - min(req) + 1), 3)
+    out["throughput_vs_hit_ratio"] = curve
+
+    # flush: TLB only, then TLB + ATS to every FU answering at once
+    for key, ats in (("flush_cycles_tlb_only", 0), ("flush_cycles", 1)):
+        c = probe.cycle
+        await flush(host, 3, tlb=1, ats=ats)
+        ev = probe.since(c)
+        out[key] = first(ev, 3) - first(ev, 2)
+    with open(p["out"], "w") as f:
+        json.dump(out, f)
+    assert not host.errors and not any(x.errors for x in units)
