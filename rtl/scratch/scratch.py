@@ -148,8 +148,10 @@ class HtaxScratch(wiring.Component):
         dma_local = Signal(wbits + 1)
         dma_left = Signal(17)
         tags = self.max_outstanding
-        tag_busy = Signal(tags)
-        tag_local = Signal(data.ArrayLayout(wbits + 1, tags))
+        # indexed by the whole 5-bit tag space, so a response with a tag never issued finds a
+        # clear busy bit (and is refused) instead of indexing past the end
+        tag_busy = Signal(32)
+        tag_local = Signal(data.ArrayLayout(wbits + 1, 32))
         msi_pending = Signal()
         m.d.comb += self.dma_busy.eq(dma_busy)
 
@@ -317,7 +319,7 @@ class HtaxScratch(wiring.Component):
                                  MAX_DATA_WORDS - dma_host[3:6]))
         free_tag = Signal(range(tags))
         have_tag = Signal()
-        for t in reversed(range(tags)):
+        for t in reversed(range(tags)):          # only the first max_outstanding tags are issued
             with m.If(~tag_busy[t]):
                 m.d.comb += [free_tag.eq(t), have_tag.eq(1)]
 
