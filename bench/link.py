@@ -30,7 +30,8 @@ def loop(cfg, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(LinkLoop(latency=LATENCY, **cfg), name="link_loop", test_module="tests.net.tb_link_loop",
                    params=dict(params, out=f.name, check=True), seed=1)
-        return json.load(open(f.name))
+        with open(f.name) as g:
+            return json.load(g)
 
 
 def shape_run(cfg, cw, pw):
@@ -71,7 +72,8 @@ def main():
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(LinkPair(**cfg), name="link_pair_default", test_module="tests.net.tb_link_recovery",
                    params=dict(latency=LATENCY, seq_bits=p.seq_bits, count=8, out=f.name), seed=1)
-        events = json.load(open(f.name))
+        with open(f.name) as g:
+            events = json.load(g)
     over = [e["recovery"] - 2 * e["latency"] - e["flit_phits"] for e in events]
     metrics["retry_recovery_cycles_over_rtt"] = max(over)
     metrics["retry_recovery_cycles_over_rtt_mean"] = round(sum(over) / len(over), 1)

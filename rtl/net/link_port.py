@@ -88,13 +88,17 @@ class LinkPort(wiring.Component):
 
     def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=64, rx_buffer_beats=128,
                  seq_bits=None, counter_bits=16, replay_timeout=512, max_replays=4):
-        self.params = p = LinkParams(phit_bits=phit_bits, flit_phits=flit_phits,
-                                     replay_flits=replay_flits, rx_buffer_beats=rx_buffer_beats,
-                                     seq_bits=seq_bits, counter_bits=counter_bits)
-        if not isinstance(replay_timeout, int) or not 1 <= replay_timeout <= 0xffff:
-            raise ValueError(f"replay_timeout must be from 1 to 65535 cycles, not {replay_timeout!r}")
-        if not isinstance(max_replays, int) or not 1 <= max_replays <= 15:
-            raise ValueError(f"max_replays must be from 1 to 15, not {max_replays!r}")
+        try:
+            self.params = p = LinkParams(phit_bits=phit_bits, flit_phits=flit_phits,
+                                         replay_flits=replay_flits, rx_buffer_beats=rx_buffer_beats,
+                                         seq_bits=seq_bits, counter_bits=counter_bits)
+            if not isinstance(replay_timeout, int) or not 1 <= replay_timeout <= 0xffff:
+                raise ValueError(f"replay_timeout must be from 1 to 65535 cycles, not {replay_timeout!r}")
+            if not isinstance(max_replays, int) or not 1 <= max_replays <= 15:
+                raise ValueError(f"max_replays must be from 1 to 15, not {max_replays!r}")
+        except (TypeError, ValueError):
+            self._MustUse__silence = True      # a rejected port is not an unused one
+            raise
         self.replay_timeout_init = replay_timeout
         self.max_replays_init = max_replays
         ports = {
@@ -122,14 +126,16 @@ class LinkPort(wiring.Component):
             self.tx_phit.eq(tx.phit), self.tx_ctl.eq(tx.ctl), self.tx_data_phit.eq(tx.tx_data_phit),
             rx.phit.eq(self.rx_phit), rx.ctl.eq(self.rx_ctl),
             rx.nak_holdoff.eq(self.replay_timeout),
-            tx.expected.eq(rx.expected), tx.ack_valid.eq(rx.ack_valid), tx.ack.eq(rx.ack),
-            tx.ack_nak.eq(rx.ack_nak), tx.credit_valid.eq(rx.credit_valid),
-            tx.nak_req.eq(rx.nak_req),
+            tx.expected.eq(rx.expected),
             tx.replay_timeout.eq(self.replay_timeout), tx.max_replays.eq(self.max_replays),
             tx.retrain.eq(self.retrain),
             self.link_error.eq(tx.link_error), self.irq.eq(tx.irq),
         ]
-        m.d.comb += [tx.credit[v].eq(rx.credit[v]) for v in range(p.VCS)]
+        # Registered: cuts the path CRC check -> ack window check -> replay/link-error decision
+        # (one cycle more acknowledgement latency, which the protocol does not notice).
+        m.d.sync += [tx.ack_valid.eq(rx.ack_valid), tx.ack.eq(rx.ack), tx.ack_nak.eq(rx.ack_nak),
+                     tx.credit_valid.eq(rx.credit_valid), tx.nak_req.eq(rx.nak_req)]
+        m.d.sync += [tx.credit[v].eq(rx.credit[v]) for v in range(p.VCS)]
         m.d.comb += [tx.freed[v].eq(rx.freed[v]) for v in range(p.VCS)]
 
         events = {
@@ -143,7 +149,7 @@ class LinkPort(wiring.Component):
         for name, pulses in events.items():
             counter = getattr(self, name)
             inc = Signal(2, name=f"{name}_inc")
-            m.d.comb += inc.eq(sum(pulses))
+            m.d.sync += inc.eq(sum(pulses))      # registered: the counters are off the event paths
             with m.If(counter + inc >= top):
                 m.d.sync += counter.eq(top)
             with m.Else():

@@ -89,8 +89,8 @@ class LfsrChannel(wiring.Component):
             m.d.sync += self.injected.eq(self.injected + 1)
         line = [Signal(W + 2, name=f"d{i}") for i in range(self.latency)]
         m.d.sync += line[0].eq(Cat(phit, ctl))
-        for a, b in zip(line, line[1:]):
-            m.d.sync += b.eq(a)
+        for i in range(1, len(line)):
+            m.d.sync += line[i].eq(line[i - 1])
         m.d.comb += Cat(self.o_phit, self.o_ctl).eq(line[-1])
         return m
 

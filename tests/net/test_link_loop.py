@@ -27,7 +27,8 @@ def test_loop_soak():
         run_cocotb(LinkLoop(flit_phits=16), name="link_loop_f16", test_module="tests.net.tb_link_loop",
                    params=dict(packets=0, cycles=7_500_000, flit_error=1e-3, flit_phits=14,
                                step=500_000, out=f.name))
-        s = json.load(open(f.name))
+        with open(f.name) as g:
+            s = json.load(g)
     flits = s["a_data_flits"] + s["b_data_flits"]
     print(f"soak: {flits} data flits, {s['a_crc_errors'] + s['b_crc_errors']} CRC errors")
     assert flits >= 10**6, s
