@@ -1,0 +1,79 @@
+"""Formal proofs for the ATU (``python -m fpga.formal --unit atu``), on a small ATU (16-entry TLB,
+4-slot reorder buffer, 4-entry request FIFO, 2 GATs, 2 VPIDs), bounded from reset.
+
+* ``vpid_perm``: the environment sends one fixed (``AnyConst``) translation request over and over
+  and answers every GATE read with one fixed (``AnyConst``) GATE; whenever the ATU sends a translation
+  response with ``ok = 1``, the GATE is valid, its VPID equals the request's, it permits the access and
+  the physical page is the GATE's.  Hits (after a fill) and misses are both reached within the depth.
+* ``links``: the HTAX link rules (:mod:`rtl.common.htax_rules`) hold on the ATU's tx link (stream
+  rules, framing, well-formed headers) while its rx link obeys them and the switch refuses VCs at
+  random.
+"""
+
+from amaranth.asserts import AnyConst, AnySeq
+from amaranth.hdl import Assert, Assume, Elaboratable, Module, Signal
+
+from fpga.formal import Proof
+from rtl.atu import Atu
+from rtl.atu.layout import Gate
+from rtl.common.ats import AtsCmd, AtsMessage
+from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
+from rtl.common.htax_rules import link_rules
+
+
+def _small():
+    return Atu(gat_entries=2, tlb_entries=16, tlb_ways=1, reorder_entries=4, request_fifo=4, vpids=2,
+               htax_port=2, host_port=0, fu_ports=(3,))
+
+
+class AtuProperties(Elaboratable):
+    def __init__(self, *, fixed):
+        self.fixed = fixed
+        self._MustUse__silence = True
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = _small()
+        rx, tx, regs = dut.htax.rx, dut.htax.tx, dut.regs
+        m.d.comb += [
+            rx.valid.eq(AnySeq(1)), rx.payload.as_value().eq(AnySeq(len(rx.payload.as_value()))),
+            tx.ready.eq(AnySeq(4)),
+            regs.flush_nla.eq(AnySeq(len(regs.flush_nla))), regs.flush_tlb.eq(AnySeq(1)),
+            regs.flush_ats.eq(AnySeq(1)), regs.flush_start.eq(AnySeq(1)),
+            regs.gat_data.eq(AnySeq(len(regs.gat_data))),
+        ]
+        link_rules(m, rx, Assume, well_formed=True, name="in")
+        link_rules(m, tx, Assert, well_formed=True, name="out")
+        if not self.fixed:
+            return m
+        req = Signal(AtsMessage)
+        gate = Signal(Gate)
+        m.d.comb += [req.eq(AnyConst(64)), gate.eq(AnyConst(64))]
+        beat, hdr = rx.payload, rx.payload.word.header
+        with m.If(rx.valid):
+            with m.If(beat.vc == HtaxVC.ATS):
+                m.d.comb += Assume(hdr.body.ats.as_value() == req.as_value())
+            with m.If(beat.vc == HtaxVC.RESPONSE):
+                with m.If(beat.first):
+                    m.d.comb += Assume((hdr.cmd == HtaxCmd.RESPONSE) & (hdr.status == HtaxStatus.OK)
+                                       & (hdr.body.mem.length == 1))
+                with m.Else():
+                    m.d.comb += Assume(beat.word.data == gate.as_value())
+            m.d.comb += Assume((beat.vc == HtaxVC.ATS) | (beat.vc == HtaxVC.RESPONSE))
+        m.d.comb += Assume(req.cmd == AtsCmd.TRANSLATION_REQUEST)
+        tr = req.translation_request
+        rsp = tx.payload.word.header.body.ats.translation_response
+        with m.If(tx.valid & (tx.payload.vc == HtaxVC.ATS) & (rsp.cmd == AtsCmd.TRANSLATION_RESPONSE) & rsp.ok):
+            m.d.comb += [
+                Assert(gate.valid),
+                Assert(gate.vpid == tr.vpid),
+                Assert(gate.write | ~tr.write),
+                Assert(gate.read | tr.write),
+                Assert(rsp.ppn == gate.ppn),
+            ]
+        return m
+
+
+def proofs(cfg):
+    yield Proof("vpid_perm", AtuProperties(fixed=True), mode="bmc", depth=14)
+    yield Proof("links", AtuProperties(fixed=False), mode="bmc", depth=12)
