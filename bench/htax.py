@@ -5,6 +5,7 @@ Runs ``tests/htax/tb_htax_bench.py`` (cocotb on Verilator) on the configured swi
 ``build/bench/htax.json`` and ``docs/htax_latency_vs_load.png``.  ``SEED=<n>`` replays a run.
 """
 
+import argparse
 import json
 import sys
 import tempfile
@@ -21,12 +22,12 @@ from sim.runner import run_cocotb  # noqa: E402
 LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 
 
-def measure(ports, slots, seed=None):
+def measure(ports, slots, seed=None, loads=LOADS):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
         _, seed = run_cocotb(Htax(ports=ports, slots_per_vc=slots), name=f"htax_p{ports}_s{slots}",
                              test_module="tests.htax.tb_htax_bench", seed=seed,
-                             params={"ports": ports, "out": str(out), "loads": LOADS,
+                             params={"ports": ports, "out": str(out), "loads": loads,
                                      "warmup": 400, "window": 3000})
         return json.loads(out.read_text())
 
@@ -53,7 +54,16 @@ def plot(curves, path):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--try-slots", type=int, metavar="S",
+                    help="only print latency/throughput/fairness of the configured port count with "
+                         "slots_per_vc=S (no load sweep; build/bench/htax.json is not written)")
+    args = ap.parse_args()
     cfg = load()
+    if args.try_slots:
+        res = measure(cfg["htax"]["ports"], args.try_slots, loads=[])
+        print({k: v for k, v in res.items() if not isinstance(v, list)})
+        return
     ports, slots = cfg["htax"]["ports"], cfg["htax"]["slots_per_vc"]
     main_res = measure(ports, slots)
     small = measure(4, slots)

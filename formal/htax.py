@@ -5,8 +5,9 @@
   to leave, computed from the slot occupancy and the read engine: no packet is lost, duplicated or
   created, and buffer occupancy is accounted for exactly.  Every header an output offers is well
   formed, addressed to that output and on the VC of its beat.
-* ``links`` (bounded, from reset): the link rules of :mod:`rtl.common.htax_rules` hold on every output
-  while the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random.
+* ``links`` (k-induction): the link rules of :mod:`rtl.common.htax_rules` hold on every output while
+  the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random; invariants
+  tie each output's rule checker (``remaining``, ``vc``, ``in_packet``) to the read engines.
 """
 
 from amaranth.asserts import AnySeq
