@@ -311,11 +311,15 @@ class RegisterFile(wiring.Component):
         wr_first_be = Signal(8)
         wr_last_be = Signal(8)
 
-        w_valid = Signal()
-        w_ok = Signal()
         w_addr = Signal(wbits)
         w_data = Signal(64)
         w_be = Signal(8)
+        # the word address is decoded as the data beat arrives, into one registered select bit per flop
+        # register and array (w_fsel, w_asel): the update cycle sees no address comparator
+        w_fsel = Signal(len(self._flops))
+        w_asel = Signal(len(self._arrays))
+        w_unmapped = Signal()       # the word decodes to no register (or lies outside the window)
+        beat_w = Signal()           # a WRITE data beat moves that carries a word to apply
 
         rd_src = Signal(PORT_BITS)
         rd_tag = Signal.like(hdr.tag)
@@ -333,7 +337,7 @@ class RegisterFile(wiring.Component):
         cmd = hdr.cmd.as_value()
         hdr_mal = malformed(hdr)
 
-        m.d.sync += w_valid.eq(0)
+        m.d.sync += [w_fsel.eq(0), w_asel.eq(0), w_unmapped.eq(0)]
         with m.If(moved):
             with m.If(beat.first):
                 m.d.sync += [in_pkt.eq(~beat.last), wr_pkt.eq(0)]
@@ -360,9 +364,10 @@ class RegisterFile(wiring.Component):
                 with m.If(wr_pkt & (wr_idx < wr_len)):
                     be = Mux(wr_idx == 0, wr_first_be,
                              Mux(wr_idx == wr_len - 1, wr_last_be, 0xFF))
+                    m.d.comb += beat_w.eq(1)
                     m.d.sync += [
-                        w_valid.eq(1), w_ok.eq(wr_ok), w_addr.eq(wr_addr + wr_idx), w_data.eq(beat.word.data),
-                        w_be.eq(be), wr_idx.eq(wr_idx + 1),
+                        w_addr.eq(wr_addr), w_data.eq(beat.word.data),
+                        w_be.eq(be), wr_idx.eq(wr_idx + 1), wr_addr.eq(wr_addr + 1),
                     ]
             with m.Else():
                 m.d.comb += ev_dropped_rx.eq(1)       # a data beat outside any packet
@@ -371,7 +376,6 @@ class RegisterFile(wiring.Component):
         wmask = _expand_be(w_be)
 
         a_valid = Signal()
-        a_addr = Signal(wbits)
         b_valid = Signal()          # stage B: the word's data, registered off the RAM outputs
         b_flop = Signal(64)
         b_load = Signal()
@@ -385,10 +389,22 @@ class RegisterFile(wiring.Component):
         load_msi_hdr = Signal()
         load_msi_data = Signal()
 
+        # write decode, one cycle ahead of the update: wr_addr is the address of the arriving beat
+        fhit = Cat(*(wr_addr == fl.word for fl in self._flops))
+        ahit = Cat(*(arr.hit(wr_addr) for arr in self._arrays))
+        with m.If(beat_w):
+            m.d.sync += [
+                w_fsel.eq(Mux(wr_ok, fhit, 0)), w_asel.eq(Mux(wr_ok, ahit, 0)),
+                w_unmapped.eq(~wr_ok | ~(fhit.any() | ahit.any())),
+            ]
+
+        # read decode: a_fsel is the one-hot select of the flop register of the word in stage A, decoded
+        # from rd_addr as the word enters stage A
+        a_fsel = Signal(len(self._flops))
+
         # ---- flop registers --------------------------------------------------------------------
         values = {}
         flop_rdata = Const(0, 64)
-        write_hit_any = Const(0, 1)
         irq_written = Const(0, 1)
         pend_terms = []
         for fl in self._flops:
@@ -397,15 +413,14 @@ class RegisterFile(wiring.Component):
                                                       name=fl.path.replace(".", "_").replace("[", "_")
                                                       .replace("]", "") + "_" + f.name)
         msi_addr_f = msi_data_f = None
-        for fl in self._flops:
-            sel_w = w_valid & w_ok & (w_addr == fl.word)
+        for k, fl in enumerate(self._flops):
+            sel_w = w_fsel[k]
             # read-to-clear acts one cycle after the word is captured (off the output-backpressure
             # path), removing exactly the value that was read, so events in between are kept
             sel_r = Const(0, 1)
             if any(f.onread == "rclr" for f in fl.reg.fields):
                 sel_r = Signal(name=fl.path.replace(".", "_").replace("[", "_").replace("]", "") + "_rclr")
-                m.d.sync += sel_r.eq(b_load & (a_addr == fl.word))
-            write_hit_any = write_hit_any | (w_addr == fl.word)
+                m.d.sync += sel_r.eq(b_load & a_fsel[k])
             reg_rdata = Const(0, 64)
             for f in fl.reg.fields:
                 v = values[f"{fl.path}.{f.name}"]
@@ -425,7 +440,7 @@ class RegisterFile(wiring.Component):
                     msi_addr_f = (v, f)
                 if f.role == "msi_data":
                     msi_data_f = (v, f)
-            flop_rdata = flop_rdata | Mux(a_addr == fl.word, reg_rdata, 0)
+            flop_rdata = flop_rdata | Mux(a_fsel[k], reg_rdata, 0)
         # mask writes also re-arm the MSI: find the registers holding enable fields
         enable_words = set()
         for fl in self._flops:
@@ -433,18 +448,17 @@ class RegisterFile(wiring.Component):
                 if f.intr and f.enable:
                     key = ".".join((self.regmap.name,) + tuple(f.enable))
                     enable_words.add(self._fields[key][0].word)
-        for word in enable_words:
-            irq_written = irq_written | (w_valid & w_ok & (w_addr == word))
+        for k, fl in enumerate(self._flops):
+            if fl.word in enable_words:
+                irq_written = irq_written | w_fsel[k]
 
         # ---- arrays: RAM and external ---------------------------------------------------------
         sync_rdata = Const(0, 64)
         a_fill = Signal()
         for i, arr in enumerate(self._arrays):
             reg = arr.reg
-            hit_w = arr.hit(w_addr)
             hit_f = arr.hit(rd_addr)
-            write_hit_any = write_hit_any | hit_w
-            wr_en = w_valid & w_ok & hit_w
+            wr_en = w_asel[i]
             sw_wmask = Const(sum(f.mask for f in reg.fields if "w" in f.sw), 64)
             rd_mask = Const(sum(f.mask for f in reg.fields if "r" in f.sw), 64)
             m.d.sync += a_hit[i].eq(Mux(a_fill, hit_f, a_hit[i]))
@@ -509,7 +523,7 @@ class RegisterFile(wiring.Component):
         m.d.comb += [
             ev_dropped.eq(ev_dropped_rx.as_unsigned()
                           + (load_rd_hdr & (status == HtaxStatus.MALFORMED)).as_unsigned()),
-            ev_unmapped.eq((w_valid & ~(w_ok & write_hit_any)).as_unsigned()
+            ev_unmapped.eq(w_unmapped.as_unsigned()
                            + (load_rd_hdr & (status == HtaxStatus.NO_TARGET)).as_unsigned()),
         ]
 
@@ -523,7 +537,8 @@ class RegisterFile(wiring.Component):
         a_take = b_load
         m.d.comb += a_fill.eq(rd_busy & status_ok & (rd_left != 0) & (~a_valid | a_take))
         with m.If(a_fill):
-            m.d.sync += [a_valid.eq(1), a_addr.eq(rd_addr), rd_addr.eq(rd_addr + 1), rd_left.eq(rd_left - 1)]
+            m.d.sync += [a_valid.eq(1), rd_addr.eq(rd_addr + 1), rd_left.eq(rd_left - 1),
+                         a_fsel.eq(Cat(*(rd_addr == fl.word for fl in self._flops)))]
         with m.Elif(a_take):
             m.d.sync += a_valid.eq(0)
 
@@ -655,9 +670,11 @@ class RegisterFile(wiring.Component):
             base = sw_next
             if has_hw_write:
                 base = hw_apply(base)
-            total = Signal(w + 2, name=f"{v.name}_sum")
+            # events add at most 2 (the register file's own counters), so base + event overflows into
+            # the carry bit only: saturation is that carry, not a comparator behind the adder
+            total = Signal(w + 1, name=f"{v.name}_sum")
             m.d.comb += total.eq(base + event)
-            nxt = Mux(total > ones, ones, total[:w]) if f.saturate else total[:w]
+            nxt = (total[:w] | total[w].replicate(w)) if f.saturate else total[:w]
         elif f.intr:
             base = hw_apply(sw_next) if has_hw_write else sw_next
             nxt = base | event
