@@ -54,8 +54,6 @@ class FuModel:
         self.flushes = []               # (cycle, fields) of flush requests received
         self.errors = []
         self.cycle = 0
-        self.out_valid.value = 0
-        self.in_ready.value = 0xF
         cocotb.start_soon(self._count())
         cocotb.start_soon(self._send())
         cocotb.start_soon(self._receive())
@@ -73,6 +71,9 @@ class FuModel:
         return not self.queue and not self.pending
 
     async def _send(self):
+        await RisingEdge(self.clk)          # may be created in a read-only phase: drive after an edge
+        self.out_valid.value = 0
+        self.in_ready.value = 0xF
         while True:
             if not self.queue:
                 await RisingEdge(self.clk)
@@ -154,6 +155,7 @@ def _read64(host, addr):
 
 async def set_gat(host, model, index, base):
     await host.write64(GAT_BASE + 8 * index, base)
+    assert await host.read64(GAT_BASE + 8 * index) == base     # the posted write has landed
     model.gat_base[index] = base
 
 
