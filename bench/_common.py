@@ -3,7 +3,6 @@
 import json
 import platform
 import time
-from pathlib import Path
 
 from rtl.config import ROOT
 
