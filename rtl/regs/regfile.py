@@ -7,10 +7,11 @@ generated Verilog plus the hand-written HTAX wrapper with its MSI translation (c
 
 HTAX side (:mod:`rtl.common.htax`)
     * posted WRITEs, 1..8 words with byte enables: applied one word per cycle, two cycles after the
-      data beat arrives (one register stage, then the update);
+      data beat arrives (the word address decoded into a registered one-hot select, then the update);
     * non-posted READs: answered with a RESPONSE of the same tag to the request's ``src``; the response
       header leaves two cycles after the request header arrived, the data words (fetched through a
-      two-stage pipeline: address/RAM read, then registered data) one per cycle from the fourth;
+      two-stage pipeline: address/RAM read and one-hot select, then registered data) one per cycle from
+      the fourth; the output register has a skid register behind it, so no load waits for ``tx.ready``;
     * status ``NO_TARGET`` (no data) when the address is outside the window or any requested word
       decodes to no register; ``MALFORMED`` for a READ on the non-posted VC that breaks a header rule;
     * every other malformed or unexpected packet (RESPONSE, ATS, reserved command, a beat outside a
@@ -303,11 +304,13 @@ class RegisterFile(wiring.Component):
         m.d.comb += rx.ready.eq(Cat(Const(1, 1), ~rd_busy, Const(0b11, NUM_VCS - 2)))
 
         in_pkt = Signal()
-        wr_pkt = Signal()           # the current packet is a well-formed WRITE
+        # the state of a well-formed WRITE is kept as flags, so the beat-accept condition is a few gates
+        wr_more = Signal()          # the current packet is a WRITE with words still to come
         wr_ok = Signal()            # ... inside the window
-        wr_addr = Signal(wbits)
-        wr_idx = Signal(4)
-        wr_len = Signal(4)
+        wr_addr = Signal(wbits)     # the word address of the next data beat
+        wr_left = Signal(4)         # words still to come
+        wr_first = Signal()         # the next data beat is the first (first_be)
+        wr_lastw = Signal()         # ... the last (last_be)
         wr_first_be = Signal(8)
         wr_last_be = Signal(8)
 
@@ -331,23 +334,27 @@ class RegisterFile(wiring.Component):
         rd_phase_hdr = Signal()     # the response header still has to be sent
         rd_addr = Signal(wbits)     # next word to fetch
         rd_left = Signal(4)         # words still to fetch
+        rd_fetch = Signal()         # rd_left != 0 for an OK read, as a flag (on the fetch-enable path)
         rd_beats = Signal(4)        # data beats still to send
 
         in_window = (mem.addr[win_bits:] == (self.window_base >> win_bits))
         cmd = hdr.cmd.as_value()
         hdr_mal = malformed(hdr)
 
-        m.d.sync += [w_fsel.eq(0), w_asel.eq(0), w_unmapped.eq(0)]
+        # the write word, its address and byte enables are registered every cycle (they matter only
+        # with a select bit set): no enable with a high fanout on the beat-accept path
+        m.d.sync += [w_addr.eq(wr_addr), w_data.eq(beat.word.data),
+                     w_be.eq(Mux(wr_first, wr_first_be, Mux(wr_lastw, wr_last_be, 0xFF)))]
         with m.If(moved):
             with m.If(beat.first):
-                m.d.sync += [in_pkt.eq(~beat.last), wr_pkt.eq(0)]
+                m.d.sync += [in_pkt.eq(~beat.last), wr_more.eq(0)]
                 is_write = (cmd == HtaxCmd.WRITE.value) & ~hdr_mal
                 is_read = (cmd == HtaxCmd.READ.value) & (hdr.vc.as_value() == HtaxVC.NONPOSTED.value)
                 with m.If(is_write):
                     m.d.sync += [
-                        wr_pkt.eq(1), wr_ok.eq(in_window), wr_addr.eq(mem.addr[3:win_bits]),
-                        wr_idx.eq(0), wr_len.eq(mem.length), wr_first_be.eq(mem.first_be),
-                        wr_last_be.eq(mem.last_be),
+                        wr_more.eq(mem.length != 0), wr_ok.eq(in_window), wr_addr.eq(mem.addr[3:win_bits]),
+                        wr_left.eq(mem.length), wr_first.eq(1), wr_lastw.eq(mem.length == 1),
+                        wr_first_be.eq(mem.first_be), wr_last_be.eq(mem.last_be),
                     ]
                 with m.Elif(is_read):
                     m.d.sync += [
@@ -356,18 +363,17 @@ class RegisterFile(wiring.Component):
                         rd_be.eq(Cat(mem.first_be, mem.last_be)), rd_status.eq(status_in),
                         rd_addr.eq(mem.addr[3:win_bits]),
                         rd_left.eq(mem.length), rd_beats.eq(mem.length),
+                        rd_fetch.eq((status_in == HtaxStatus.OK) & (mem.length != 0)),
                     ]
                 with m.Else():
                     m.d.comb += ev_dropped_rx.eq(1)
             with m.Elif(in_pkt):
                 m.d.sync += in_pkt.eq(~beat.last)
-                with m.If(wr_pkt & (wr_idx < wr_len)):
-                    be = Mux(wr_idx == 0, wr_first_be,
-                             Mux(wr_idx == wr_len - 1, wr_last_be, 0xFF))
+                with m.If(wr_more):
                     m.d.comb += beat_w.eq(1)
                     m.d.sync += [
-                        w_addr.eq(wr_addr), w_data.eq(beat.word.data),
-                        w_be.eq(be), wr_idx.eq(wr_idx + 1), wr_addr.eq(wr_addr + 1),
+                        wr_left.eq(wr_left - 1), wr_more.eq(wr_left != 1), wr_first.eq(0),
+                        wr_lastw.eq(wr_left == 2), wr_addr.eq(wr_addr + 1),
                     ]
             with m.Else():
                 m.d.comb += ev_dropped_rx.eq(1)       # a data beat outside any packet
@@ -383,7 +389,11 @@ class RegisterFile(wiring.Component):
         out_valid = Signal()
         out_beat = Signal(HtaxBeat)
         tx_moved = transfer(tx)
-        can_load = ~out_valid | tx_moved
+        # the output register has a skid register behind it: a source loads while the skid register is
+        # empty (a flop), so no load decision, and no fetch behind it, waits for tx.ready
+        skid_valid = Signal()
+        skid_beat = Signal(HtaxBeat)
+        can_load = ~skid_valid
         load_rd_data = Signal()
         load_rd_hdr = Signal()
         load_msi_hdr = Signal()
@@ -392,11 +402,10 @@ class RegisterFile(wiring.Component):
         # write decode, one cycle ahead of the update: wr_addr is the address of the arriving beat
         fhit = Cat(*(wr_addr == fl.word for fl in self._flops))
         ahit = Cat(*(arr.hit(wr_addr) for arr in self._arrays))
-        with m.If(beat_w):
-            m.d.sync += [
-                w_fsel.eq(Mux(wr_ok, fhit, 0)), w_asel.eq(Mux(wr_ok, ahit, 0)),
-                w_unmapped.eq(~wr_ok | ~(fhit.any() | ahit.any())),
-            ]
+        m.d.sync += [
+            w_fsel.eq(Mux(beat_w & wr_ok, fhit, 0)), w_asel.eq(Mux(beat_w & wr_ok, ahit, 0)),
+            w_unmapped.eq(beat_w & ~(wr_ok & (fhit.any() | ahit.any()))),
+        ]
 
         # read decode: a_fsel is the one-hot select of the flop register of the word in stage A, decoded
         # from rd_addr as the word enters stage A
@@ -535,9 +544,9 @@ class RegisterFile(wiring.Component):
         with m.Elif(load_rd_data):
             m.d.sync += b_valid.eq(0)
         a_take = b_load
-        m.d.comb += a_fill.eq(rd_busy & status_ok & (rd_left != 0) & (~a_valid | a_take))
+        m.d.comb += a_fill.eq(rd_fetch & (~a_valid | a_take))
         with m.If(a_fill):
-            m.d.sync += [a_valid.eq(1), rd_addr.eq(rd_addr + 1), rd_left.eq(rd_left - 1),
+            m.d.sync += [a_valid.eq(1), rd_addr.eq(rd_addr + 1), rd_left.eq(rd_left - 1), rd_fetch.eq(rd_left != 1),
                          a_fsel.eq(Cat(*(rd_addr == fl.word for fl in self._flops)))]
         with m.Elif(a_take):
             m.d.sync += a_valid.eq(0)
@@ -559,21 +568,24 @@ class RegisterFile(wiring.Component):
             m.d.sync += msi_req.eq(1)
 
         # ---- output register and arbitration ---------------------------------------------------
+        # the source is chosen from flops only; the beat it builds (out) does not wait for can_load
         rd_in_data = rd_busy & ~rd_phase_hdr
+        src_msi_data = msi_data_next
+        src_rd_data = ~msi_data_next & rd_in_data & b_valid
+        src_msi_hdr = ~msi_data_next & ~rd_in_data & msi_req & Const(int(msi_addr_f is not None), 1)
+        src_rd_hdr = ~msi_data_next & ~rd_in_data & ~src_msi_hdr & rd_busy & rd_phase_hdr
         m.d.comb += [
-            load_msi_data.eq(can_load & msi_data_next),
-            load_rd_data.eq(can_load & ~msi_data_next & rd_in_data & b_valid),
-            load_msi_hdr.eq(can_load & ~msi_data_next & ~rd_in_data & msi_req
-                            & Const(int(msi_addr_f is not None), 1)),
-            load_rd_hdr.eq(can_load & ~msi_data_next & ~rd_in_data & ~load_msi_hdr & rd_busy & rd_phase_hdr),
+            load_msi_data.eq(can_load & src_msi_data),
+            load_rd_data.eq(can_load & src_rd_data),
+            load_msi_hdr.eq(can_load & src_msi_hdr),
+            load_rd_hdr.eq(can_load & src_rd_hdr),
         ]
-        with m.If(tx_moved):
-            m.d.sync += out_valid.eq(0)
+        load_any = load_rd_hdr | load_rd_data | load_msi_hdr | load_msi_data
 
         out = Signal(HtaxBeat)
         ohdr = out.word.header
         omem = ohdr.body.mem
-        with m.If(load_rd_hdr):
+        with m.If(src_rd_hdr):
             length = Mux(status_ok, rd_len, 0)
             m.d.comb += [
                 ohdr.cmd.eq(HtaxCmd.RESPONSE), ohdr.vc.eq(HtaxVC.RESPONSE), ohdr.status.eq(status),
@@ -582,22 +594,24 @@ class RegisterFile(wiring.Component):
                 omem.last_be.eq(rd_be[8:]),
                 out.vc.eq(HtaxVC.RESPONSE), out.first.eq(1), out.last.eq(length == 0),
             ]
-            m.d.sync += [out_valid.eq(1), out_beat.eq(out), rd_phase_hdr.eq(0)]
+        with m.If(load_rd_hdr):
+            m.d.sync += rd_phase_hdr.eq(0)
             with m.If(~status_ok):
                 m.d.sync += rd_busy.eq(0)
-        with m.If(load_rd_data):
+        with m.If(src_rd_data):
             m.d.comb += [
                 out.word.data.eq(b_flop | sync_rdata), out.vc.eq(HtaxVC.RESPONSE),
                 out.first.eq(0), out.last.eq(rd_beats == 1),
             ]
-            m.d.sync += [out_valid.eq(1), out_beat.eq(out), rd_beats.eq(rd_beats - 1)]
+        with m.If(load_rd_data):
+            m.d.sync += rd_beats.eq(rd_beats - 1)
             with m.If(rd_beats == 1):
                 m.d.sync += rd_busy.eq(0)
         if msi_addr_f is not None:
             (va, fa), (vd, _) = msi_addr_f, msi_data_f
             byte_addr = Cat(Const(0, fa.lsb), va)             # the field holds address bits lsb..
             hi = byte_addr[2]
-            with m.If(load_msi_hdr):
+            with m.If(src_msi_hdr):
                 m.d.comb += [
                     ohdr.cmd.eq(HtaxCmd.WRITE), ohdr.vc.eq(HtaxVC.POSTED), ohdr.status.eq(HtaxStatus.OK),
                     ohdr.src.eq(self.htax_port), ohdr.dst.eq(self.host_port), ohdr.tag.eq(0),
@@ -605,13 +619,23 @@ class RegisterFile(wiring.Component):
                     omem.first_be.eq(Mux(hi, 0xF0, 0x0F)), omem.last_be.eq(0),
                     out.vc.eq(HtaxVC.POSTED), out.first.eq(1), out.last.eq(0),
                 ]
-                m.d.sync += [out_valid.eq(1), out_beat.eq(out), msi_data_next.eq(1),
+            with m.If(load_msi_hdr):
+                m.d.sync += [msi_data_next.eq(1),
                              msi_word.eq(Mux(hi, vd.as_unsigned() << 32, vd.as_unsigned()))]
-            with m.If(load_msi_data):
+            with m.If(src_msi_data):
                 m.d.comb += [out.word.data.eq(msi_word), out.vc.eq(HtaxVC.POSTED), out.first.eq(0),
                              out.last.eq(1)]
-                m.d.sync += [out_valid.eq(1), out_beat.eq(out), msi_data_next.eq(0)]
+            with m.If(load_msi_data):
+                m.d.sync += msi_data_next.eq(0)
 
+        # the beat registers load without looking at load_any (a beat loaded with valid low is unused)
+        with m.If(~out_valid | tx_moved):
+            with m.If(skid_valid):
+                m.d.sync += [out_beat.eq(skid_beat), out_valid.eq(1), skid_valid.eq(0)]
+            with m.Else():
+                m.d.sync += [out_beat.eq(out), out_valid.eq(load_any)]
+        with m.Elif(~skid_valid):
+            m.d.sync += [skid_beat.eq(out), skid_valid.eq(load_any)]
         m.d.comb += [tx.valid.eq(out_valid), tx.payload.eq(out_beat)]
         return m
 
@@ -666,8 +690,13 @@ class RegisterFile(wiring.Component):
         else:
             event = None
 
+        # a read-to-clear counter that only events change: between the capture and the clear one cycle
+        # later the counter moved by exactly what the previous cycle's event added, so the clear
+        # loads that amount (plus this cycle's event) instead of subtracting the value read
+        rclr_by_events = (f.counter and f.onread == "rclr" and "w" not in f.sw and not has_hw_write
+                          and w >= 3)
         if f.counter:
-            base = sw_next
+            base = v if rclr_by_events else sw_next
             if has_hw_write:
                 base = hw_apply(base)
             # events add at most 2 (the register file's own counters), so base + event overflows into
@@ -675,6 +704,14 @@ class RegisterFile(wiring.Component):
             total = Signal(w + 1, name=f"{v.name}_sum")
             m.d.comb += total.eq(base + event)
             nxt = (total[:w] | total[w].replicate(w)) if f.saturate else total[:w]
+            if rclr_by_events:
+                added = Signal(2, name=f"{v.name}_added")    # what this cycle's event adds
+                if f.saturate:
+                    # at the carry the counter stops at all-ones: it gains event - 1 - total[0]
+                    m.d.sync += added.eq(Mux(total[w], event - 1 - total[0], event))
+                else:
+                    m.d.sync += added.eq(event)
+                nxt = Mux(sel_r, added + event, nxt)
         elif f.intr:
             base = hw_apply(sw_next) if has_hw_write else sw_next
             nxt = base | event
