@@ -36,8 +36,9 @@ HUGE = 2 << 20
 class FuModel:
     """A functional unit on HTAX port ``port``: ATS requests out, responses and flush requests in."""
 
-    def __init__(self, dut, port, clk, *, flush_delay=0, gap_p=0.0, rng=None):
+    def __init__(self, dut, port, clk, *, flush_delay=0, gap_p=0.0, rng=None, window=None):
         self.port = port
+        self.window = window            # at most this many translation requests outstanding (None: no limit)
         self.clk = clk
         self.out_valid = getattr(dut, f"fu{port}__rx__valid")
         self.out_payload = getattr(dut, f"fu{port}__rx__payload")
@@ -78,7 +79,8 @@ class FuModel:
             if not self.queue:
                 await RisingEdge(self.clk)
                 continue
-            if self.gap_p and self.rng.random() < self.gap_p:
+            if (self.window is not None and self.queue[0][0] == "req" and len(self.pending) >= self.window
+                    or self.gap_p and self.rng.random() < self.gap_p):
                 self.out_valid.value = 0
                 await RisingEdge(self.clk)
                 continue
@@ -159,10 +161,16 @@ async def set_gat(host, model, index, base):
     model.gat_base[index] = base
 
 
-def fus(dut, host, rng, delays=None):
+FU_WINDOW = (A["request_fifo"] - 1) // len(A["fu_ports"])
+"""Outstanding translation requests per FU model: together the FUs never have ``request_fifo`` requests
+outstanding, the ATU's contract (``docs/atu.md``, "FU contract"): its request FIFO then never fills, so
+``rx.ready[ATS]`` never drops and the HTAX never holds an ATS beat in front of the GATE responses."""
+
+
+def fus(dut, host, rng, delays=None, window=FU_WINDOW):
     delays = delays or {}
     return [FuModel(dut, p, host.clk, flush_delay=delays.get(p, 0), gap_p=tb_params().get("gap_p", 0.0),
-                    rng=random.Random(rng.getrandbits(32))) for p in A["fu_ports"]]
+                    rng=random.Random(rng.getrandbits(32)), window=window) for p in A["fu_ports"]]
 
 
 async def drain(host, units, limit=200000):

@@ -1,0 +1,160 @@
+"""Amaranth-simulator harness for the :class:`rtl.atu.Atu` alone (cheap regression tests).
+
+One testbench process plays the HTAX around the ATU cycle by cycle: FUs send translation requests
+(whole packets, never interleaved, as the HTAX delivers them), host memory answers GATE READs after
+``latency + randrange(jitter + 1)`` cycles (so later reads overtake earlier ones), FUs answer flush
+requests after ``flush_delay`` cycles, and ``regs.gat_data`` follows ``regs.gat_addr`` one cycle later.
+"""
+
+import heapq
+import random
+from collections import deque
+
+from amaranth.sim import Simulator
+
+from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS
+from rtl.common.ats import AtsCmd
+from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
+from sim.atu_model import AtuModel, decode_ats, flush_response, translation_request
+from sim.htax_packet import HtaxPacket, beat_field
+
+__all__ = ["run_unit"]
+
+
+def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, flush_delay=0, flushes=(),
+             window=None, limit=100000):
+    """Run ``requests`` (list of (fu port, vpid, nla_page, write)) through ``atu``.
+
+    ``gat_base``: {GAT index: physical base}; ``memory``: {address: GATE word} (missing: error response).
+    ``flushes``: list of (cycle, nla_page, tlb, ats) register strobes.  ``flush_delay``: an int or
+    {fu port: cycles}.  ``window``: at most this many translation requests outstanding per FU.
+    Returns ``(results, stats)``: results {fu port: [Translation in arrival order]}; stats dict with
+    ``dma_reads``, ``max_outstanding``, ``cycles``, ``flush_done`` (cycles), ``flush_requests``,
+    ``ats_refused`` (cycles with ``rx.ready[ATS]`` low).
+    """
+    rng = random.Random(seed)
+    queues = {p: deque() for p in atu.fu_ports}
+    for port, vpid, page, write in requests:
+        queues[port].append(HtaxPacket(HtaxCmd.ATS, src=port, dst=atu.htax_port, tag=0,
+                                       ats=translation_request(vpid=vpid, nla_page=page, write=write)))
+    results = {p: [] for p in atu.fu_ports}
+    stats = {"dma_reads": 0, "max_outstanding": 0, "cycles": 0, "flush_done": [], "flush_requests": [],
+             "ats_refused": 0}
+    sent = {p: 0 for p in atu.fu_ports}
+    flushes = sorted(flushes)
+
+    async def tb(ctx):
+        sched = []              # (due, seq, packet) memory responses
+        seq = 0
+        outstanding = 0
+        cur = deque()           # beats of the packet being delivered on rx
+        flush_q = []            # (due, packet) flush responses
+        gat_data = 0
+        fu_rr = 0
+        tx_beats = []
+        fl = deque(flushes)
+        cycle = 0
+        total = len(requests)
+        while sum(len(v) for v in results.values()) < total or fl or flush_q or outstanding:
+            if cycle > limit:
+                raise AssertionError(f"hang: {total - sum(len(v) for v in results.values())} translations "
+                                     f"outstanding after {limit} cycles, {outstanding} GATE reads")
+            # --- choose the rx packet: memory responses first, then flush responses, then FUs round-robin
+            if not cur:
+                if sched and sched[0][0] <= cycle:
+                    cur.extend(heapq.heappop(sched)[2].beats())
+                elif flush_q and flush_q[0][0] <= cycle:
+                    cur.extend(flush_q.pop(0)[1].beats())
+                else:
+                    ports = list(queues)
+                    for i in range(len(ports)):
+                        p = ports[(fu_rr + i) % len(ports)]
+                        if queues[p] and (window is None or sent[p] - len(results[p]) < window):
+                            sent[p] += 1
+                            cur.extend(queues[p].popleft().beats())
+                            fu_rr = (fu_rr + i + 1) % len(ports)
+                            break
+            start = bool(fl) and fl[0][0] <= cycle
+            if start:
+                _, page, tlb, ats = fl.popleft()
+                ctx.set(atu.regs.flush_nla, page)
+                ctx.set(atu.regs.flush_tlb, tlb)
+                ctx.set(atu.regs.flush_ats, ats)
+            ctx.set(atu.regs.flush_start, start)
+            ctx.set(atu.regs.gat_data, gat_data)
+            ctx.set(atu.htax.tx.ready, 0xF)
+            ctx.set(atu.htax.rx.valid, bool(cur))
+            if cur:
+                ctx.set(atu.htax.rx.payload.as_value(), cur[0])
+            ready = ctx.get(atu.htax.rx.ready)
+            stats["ats_refused"] += not (ready >> HtaxVC.ATS.value) & 1
+            if cur and (ready >> beat_field(cur[0], "vc")) & 1:
+                cur.popleft()
+            if ctx.get(atu.regs.flush_done):
+                stats["flush_done"].append(cycle)
+            gat_data = gat_base.get(ctx.get(atu.regs.gat_addr), 0) >> GAT_BASE_SHIFT
+            if ctx.get(atu.htax.tx.valid):
+                beat = ctx.get(atu.htax.tx.payload.as_value())
+                tx_beats.append(beat)
+                if beat_field(beat, "last"):
+                    pkt = HtaxPacket.from_beats(tx_beats)
+                    tx_beats.clear()
+                    if pkt.cmd == HtaxCmd.READ:
+                        stats["dma_reads"] += 1
+                        word = memory.get(pkt.addr)
+                        rsp = HtaxPacket(HtaxCmd.RESPONSE, src=atu.host_port, dst=atu.htax_port, tag=pkt.tag,
+                                         addr=pkt.addr, length=1 if word is not None else 0,
+                                         last_be=0xFF if word is not None else 0,
+                                         status=HtaxStatus.OK if word is not None else HtaxStatus.TARGET_ERROR,
+                                         data=[word] if word is not None else [])
+                        seq += 1
+                        heapq.heappush(sched, (cycle + latency + rng.randrange(jitter + 1), seq, rsp))
+                        stats["max_outstanding"] = max(stats["max_outstanding"], len(sched))
+                    else:
+                        assert pkt.cmd == HtaxCmd.ATS, pkt
+                        cmd, f = decode_ats(pkt.ats)
+                        if cmd == AtsCmd.TRANSLATION_RESPONSE:
+                            results[pkt.dst].append(f)
+                        else:
+                            assert cmd == AtsCmd.FLUSH_REQUEST, cmd
+                            stats["flush_requests"].append((cycle, pkt.dst, f))
+                            delay = flush_delay.get(pkt.dst, 0) if isinstance(flush_delay, dict) else flush_delay
+                            flush_q.append((cycle + delay, HtaxPacket(
+                                HtaxCmd.ATS, src=pkt.dst, dst=atu.htax_port, ats=flush_response(pkt.ats))))
+                            flush_q.sort(key=lambda x: x[0])
+            await ctx.tick()
+            cycle += 1
+            outstanding = len(sched)
+        stats["cycles"] = cycle
+
+    sim = Simulator(atu)
+    sim.add_clock(1e-8)
+    sim.add_testbench(tb)
+    sim.run()
+    return results, stats
+
+
+def expected(model, requests):
+    """{fu port: [Translation]} from :class:`AtuModel` (GATEs fixed during the run)."""
+    out = {}
+    for port, vpid, page, write in requests:
+        out.setdefault(port, []).append(model.translate(vpid, page, write))
+    return out
+
+
+def random_setup(rng, ngats=3, pages_per_gat=40, vpids=32):
+    """GAT bases, memory and the list of valid NLA pages for random tests."""
+    from sim.atu_model import gate_word
+    gat_base, memory, pages = {}, {}, []
+    for g in range(ngats):
+        base = (0x100 + g) << GAT_BASE_SHIFT
+        gat_base[g] = base
+        for i in rng.sample(range(1 << GATE_INDEX_BITS), pages_per_gat):
+            memory[base + 8 * i] = gate_word(ppn=rng.getrandbits(40), vpid=rng.randrange(vpids),
+                                             read=rng.random() < 0.8, write=rng.random() < 0.6,
+                                             valid=rng.random() < 0.85)
+            pages.append((g << GATE_INDEX_BITS) | i)
+    model = AtuModel(gat_entries=512, vpids=vpids, read64=lambda a: memory.get(a))
+    for g, b in gat_base.items():
+        model.gat_base[g] = b
+    return gat_base, memory, pages, model
