@@ -134,7 +134,7 @@ class HostModel:
     # life cycle
     def start_clock(self):
         """Start the DUT clock at the configured frequency."""
-        self._tasks.append(cocotb.start_soon(Clock(self.clk, self.period_ns, unit="ns").start()))
+        self._tasks.append(Clock(self.clk, self.period_ns, unit="ns").start())   # a simulator-side clock
 
     async def reset(self, cycles=4):
         self.dut.rst.value = 1
