@@ -39,7 +39,7 @@ def shape_run(cfg, cw, pw):
     payload = sum(s[f"{x}{v}_payload"] for x in "ab" for v in range(2))
     packets = sum(s[f"{x}{v}_received"] for x in "ab" for v in range(2))
     raw = 2 * s["cycles"] * cfg["phit_bits"]          # both directions
-    words = 2 + cw + pw
+    words = 1 + cw + pw        # network header, command words, payload words
     return {"strict": payload * 64 / raw, "link": packets * words * 64 / raw, "s": s}
 
 
@@ -48,9 +48,9 @@ def main():
     p = LinkParams(**{k: v for k, v in cfg.items() if k not in ("replay_timeout", "max_replays")})
     metrics = {}
 
-    # efficiency_max_packet is the link's own figure: every bit of the largest network packet (routing
-    # word, 4 command words, 8 payload words) is payload to the link.  The 56-byte figure
-    # differs by naming the network layer's headers, so there only the 56 payload bytes count.
+    # efficiency_max_packet is the link's own figure: every bit of the largest network packet (network
+    # header, 3 command words, 8 payload words) is payload to the link.  The 56-byte and user-payload
+    # figures name the network layer's header, so there only the payload bytes count.
     big = shape_run(cfg, 0, 8)
     metrics["efficiency_max_packet_user_payload"] = round(big["strict"], 4)
     biggest = shape_run(cfg, 3, 8)
@@ -58,7 +58,7 @@ def main():
     small = shape_run(cfg, 0, 7)
     metrics["efficiency_56B"] = round(small["strict"], 4)
     metrics["link_efficiency_56B"] = round(small["link"], 4)
-    single = p.data_flit_phits(9)
+    single = p.data_flit_phits(8)       # network header + 7 payload words
     metrics["efficiency_56B_single_packet"] = round(56 * 8 / (single * p.phit_bits), 4)
     metrics["link_cycles_56B_single_packet"] = single
 

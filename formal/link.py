@@ -6,8 +6,9 @@ channels that the solver may corrupt: up to ``ERRORS`` events in all, each an in
 of a phit or a lost phit (IDLE instead).  Data-bit errors are left to the CRC, whose detection is
 checked against the published algorithm in tests/net/test_link_unit.py; with them the solver has to
 refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on VC 0 a stream of
-two-beat packets whose words count up, with an arbitrary ``valid`` that obeys the stream rules;
-port ``b``'s sink takes beats at arbitrary times.  Asserted at every cycle up to the depth:
+two-beat packets (network header with ``payload_words = 1``, one payload word) whose words count up,
+with an arbitrary ``valid`` that obeys the stream rules; port ``b``'s sink takes beats at arbitrary
+times.  Asserted at every cycle up to the depth:
 
 - every beat ``b`` delivers is the next one ``a`` accepted: nothing lost, duplicated, reordered
   or corrupted (``delivery``), with the framing (``kind``/``first``/``last``) regenerated correctly;
@@ -19,7 +20,7 @@ counted, and a packet delivered after it.
 """
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cat, Const, Cover, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
 from rtl.common.net import NetBeatKind
@@ -70,14 +71,18 @@ class LinkDelivery(Elaboratable):
         with m.If(hit_ab):
             m.d.sync += corrupted.eq(1)
 
-        # Source: beat n carries n << 10 (command header fields zero: two-beat packets).
+        # Source: beat n carries n in bits 63:56; even beats are network headers of two-beat packets
+        # (payload_words = 1, command_words = 0), odd beats their payload word.
+        def word(n):
+            return Cat(Const(0, 22), ~n[0], Const(0, 33), n)
+
         sent = Signal(8)
         src = a.tx[0]
         valid = AnySeq(1)
         held = Signal()
-        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(sent << 10),
+        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent)),
                      src.payload.last.eq(sent[0]), src.payload.first.eq(~sent[0]),
-                     src.payload.kind.eq(NetBeatKind.ROUTE)]
+                     src.payload.kind.eq(NetBeatKind.HEADER)]
         m.d.sync += held.eq(src.valid & ~src.ready)
         with m.If(src.valid & src.ready):
             m.d.sync += sent.eq(sent + 1)
@@ -89,11 +94,11 @@ class LinkDelivery(Elaboratable):
         with m.If(snk.valid & snk.ready):
             m.d.sync += got.eq(got + 1)
             m.d.comb += [
-                Assert(snk.payload.data == (got << 10)),
+                Assert(snk.payload.data == word(got)),
                 Assert(got != sent),
                 Assert(snk.payload.first == ~got[0]),
                 Assert(snk.payload.last == got[0]),
-                Assert(snk.payload.kind.as_value() == Mux(got[0], NetBeatKind.COMMAND, NetBeatKind.ROUTE)),
+                Assert(snk.payload.kind.as_value() == Mux(got[0], NetBeatKind.PAYLOAD, NetBeatKind.HEADER)),
             ]
         m.d.comb += [Assert(b.rx[1].valid == 0), Assert(a.rx[0].valid == 0)]
         m.d.comb += [Assert(a.protocol_errors == 0), Assert(b.protocol_errors == 0),

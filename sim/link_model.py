@@ -1,7 +1,7 @@
 """Reference model of what the link port delivers (rtl/net, docs/link.md).
 
-The link transports per virtual channel the beat stream of well-formed packets: one routing word,
-``command_words + 1`` command words, ``payload_words`` payload words (``rtl.common.net``).  This model
+The link transports per virtual channel the beat stream of well-formed packets: one network header
+(``NetHeader``), ``command_words`` command words, ``payload_words`` payload words (``rtl.common.net``).  This model
 gives, for packets as a functional unit hands them over, the packets the far end delivers: malformed
 ones padded or cut the way :class:`rtl.net.PacketShaper` does, and ``kind``/``first``/``last``
 regenerated.  It also holds the wire-format arithmetic (flit lengths, efficiency) used by the bench
@@ -10,38 +10,49 @@ and the tests, derived independently of the RTL from ``docs/link.md``.
 
 import random
 
-__all__ = ["ROUTE", "COMMAND", "PAYLOAD", "command_header", "random_packet", "shape_stream",
+from rtl.common.net import NetHeader
+from sim.layout import fields, pack
+
+__all__ = ["HEADER", "COMMAND", "PAYLOAD", "net_header", "random_packet", "shape_stream",
            "packet_len", "crc_bytes", "flit_phits"]
 
-ROUTE, COMMAND, PAYLOAD = 0, 1, 2
+HEADER, COMMAND, PAYLOAD = 0, 1, 2      # rtl.common.net.NetBeatKind
+_CW = fields(NetHeader)["command_words"]
+_PW = fields(NetHeader)["payload_words"]
 
 
-def command_header(*, unit=1, payload_words=0, command_words=0, src_node=0, specific=0):
-    """First command word (NetCommandHeader: unit 4, payload_words 4, command_words 2, src 16, 38)."""
-    return (unit | payload_words << 4 | command_words << 8 | src_node << 10 | specific << 26)
+def net_header(*, route=0, unit=1, command_words=0, payload_words=0, src_node=0, specific=0):
+    """The network header word (``rtl.common.net.NetHeader``)."""
+    return pack(NetHeader, {"route": route, "unit": unit, "command_words": command_words,
+                            "payload_words": payload_words, "src_node": src_node, "specific": specific})
+
+
+def _field(word, f):
+    return word >> f[0] & ((1 << f[1]) - 1)
 
 
 def packet_len(header):
-    return 2 + (header >> 8 & 3) + (header >> 4 & 15)
+    """Beats of the packet that starts with network header ``header``."""
+    return 1 + _field(header, _CW) + _field(header, _PW)
 
 
 def random_packet(rng, *, payload_words=None, command_words=None):
     """A well-formed packet as a list of 64-bit words."""
     pw = rng.randint(0, 8) if payload_words is None else payload_words
     cw = rng.randint(0, 3) if command_words is None else command_words
-    hdr = command_header(unit=rng.choice((1, 2)), payload_words=pw, command_words=cw,
-                         src_node=rng.getrandbits(16), specific=rng.getrandbits(38))
-    return [rng.getrandbits(64), hdr] + [rng.getrandbits(64) for _ in range(cw + pw)]
+    hdr = net_header(route=rng.getrandbits(16), unit=rng.choice((1, 2)), command_words=cw,
+                     payload_words=pw, src_node=rng.getrandbits(16), specific=rng.getrandbits(22))
+    return [hdr] + [rng.getrandbits(64) for _ in range(cw + pw)]
 
 
 def beats_of(words, last=None):
     """NetBeat tuples (data, kind, first, last) for a list of words, marked as a well-formed packet
     (``last`` overrides the index of the beat that carries ``last``)."""
     n = len(words)
-    cmd_end = 2 + (words[1] >> 8 & 3) if n > 1 else 2
+    cmd_end = 1 + _field(words[0], _CW)
     out = []
     for i, w in enumerate(words):
-        kind = ROUTE if i == 0 else COMMAND if i < cmd_end else PAYLOAD
+        kind = HEADER if i == 0 else COMMAND if i < cmd_end else PAYLOAD
         out.append((w, kind, int(i == 0), int(i == (n - 1 if last is None else last))))
     return out
 
@@ -54,15 +65,11 @@ def shape_stream(beats):
             drop = not last
             continue
         cur.append(data)
-        n = packet_len(cur[1]) if len(cur) > 1 else None
-        if n is not None and len(cur) == n:
+        if len(cur) == packet_len(cur[0]):
             packets.append(cur)
             cur, drop = [], not last
-        elif last:
-            while True:        # pad with zero words up to the length the header gives
-                cur.append(0)
-                if len(cur) > 1 and len(cur) == packet_len(cur[1]):
-                    break
+        elif last:             # pad with zero words up to the length the header gives
+            cur += [0] * (packet_len(cur[0]) - len(cur))
             packets.append(cur)
             cur = []
     return packets

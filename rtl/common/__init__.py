@@ -15,11 +15,11 @@ from .htax import (
     malformed_reason,
     transfer,
 )
-from .net import NetBeat, NetBeatKind, NetCommandHeader, NetStreamSignature, NetUnit
+from .net import NetBeat, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 
 __all__ = [
     "AddressMap", "AtsCause", "AtsCmd", "AtsMessage",
     "HtaxBeat", "HtaxCmd", "HtaxHeader", "HtaxLinkSignature", "HtaxPortSignature", "HtaxStatus", "HtaxVC",
     "malformed", "malformed_reason", "transfer",
-    "NetBeat", "NetBeatKind", "NetCommandHeader", "NetStreamSignature", "NetUnit",
+    "NetBeat", "NetBeatKind", "NetHeader", "NetStreamSignature", "NetUnit",
 ]

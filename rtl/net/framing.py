@@ -1,14 +1,14 @@
 """Packet framing between the network-side beat stream and the link's per-VC beat stream (ch. 7.3).
 
 The link carries only the 64-bit beat data of each virtual channel.  Packet boundaries and beat kinds
-are not sent: they follow from the structure of an EXTOLL packet (:mod:`rtl.common.net`): one routing
-word, ``command_words + 1`` command words, ``payload_words`` payload words, where the two counts are
-read from the first command word (:class:`~rtl.common.net.NetCommandHeader`).  :class:`PacketShaper`
-enforces that structure on the transmit side, :class:`PacketRestorer` regenerates ``kind``/``first``/
-``last`` on the receive side from the same rule.
+are not sent: they follow from the structure of an EXTOLL packet (:mod:`rtl.common.net`): one network
+header (:class:`~rtl.common.net.NetHeader`), ``command_words`` command words, ``payload_words``
+payload words, where the two counts are read from the header.  :class:`PacketShaper` enforces that
+structure on the transmit side, :class:`PacketRestorer` regenerates ``kind``/``first``/``last`` on
+the receive side from the same rule.
 
 Deviation from the dissertation: EXTOLL marks frames with start/end characters in the phit stream;
-deriving them from the command header costs no link bandwidth.  A packet that disagrees with its own
+deriving them from the network header costs no link bandwidth.  A packet that disagrees with its own
 header cannot then be transported verbatim; :class:`PacketShaper` forces it into shape and counts it.
 """
 
@@ -16,22 +16,22 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NetBeatKind, NetCommandHeader, NetStreamSignature
+from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature
 
 __all__ = ["PacketShaper", "PacketRestorer", "packet_beats"]
 
-_IDX_BITS = 5   # packets have at most 1 + 4 + 15 beats (payload_words is a 4-bit field)
+_IDX_BITS = 5   # packets have at most 1 + 3 + 15 beats (payload_words is a 4-bit field)
 
 
-def packet_beats(header_word):
-    """Beats of a packet whose first command word is ``header_word`` (a ``NetCommandHeader`` view)."""
-    return 2 + header_word.command_words + header_word.payload_words
+def packet_beats(header):
+    """Beats of a packet whose network header is ``header`` (a :class:`NetHeader` view)."""
+    return 1 + header.command_words + header.payload_words
 
 
 class PacketShaper(wiring.Component):
     """Turn a network-side :class:`~rtl.common.net.NetBeat` stream into well-formed packet beats.
 
-    A packet whose ``last`` comes early is padded with zero beats up to the length its command header
+    A packet whose ``last`` comes early is padded with zero beats up to the length its network header
     gives; a packet whose ``last`` is missing at that length is cut there and its further beats are
     dropped up to and including the next ``last``.  Either counts one ``malformed`` pulse.  The input's
     ``first`` and ``kind`` are not used.
@@ -53,10 +53,10 @@ class PacketShaper(wiring.Component):
         m = Module()
         idx = Signal(_IDX_BITS)
         length = Signal(_IDX_BITS)
-        hdr = NetCommandHeader(self.o.payload)
-        # The length is known from beat 1 (the command header) on, in beat 1 itself combinationally.
-        cur_len = Mux(idx == 1, packet_beats(hdr), length)
-        at_end = (idx != 0) & (idx == cur_len - 1)
+        # The length is known from beat 0 (the network header), in beat 0 itself combinationally.
+        # PAD only runs after at least one beat, so the header there is always the registered one.
+        cur_len = Mux(idx == 0, packet_beats(NetHeader(self.i.payload.data)), length)
+        at_end = idx == cur_len - 1
 
         with m.FSM():
             with m.State("PASS"):
@@ -64,8 +64,8 @@ class PacketShaper(wiring.Component):
                              self.i.ready.eq(self.o.ready)]
                 with m.If(self.o.valid & self.o.ready):
                     m.d.sync += idx.eq(idx + 1)
-                    with m.If(idx == 1):
-                        m.d.sync += length.eq(packet_beats(hdr))
+                    with m.If(idx == 0):
+                        m.d.sync += length.eq(cur_len)
                     with m.If(at_end):
                         m.d.sync += idx.eq(0)
                         with m.If(~self.i.payload.last):
@@ -78,8 +78,6 @@ class PacketShaper(wiring.Component):
                 m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(0)]
                 with m.If(self.o.ready):
                     m.d.sync += idx.eq(idx + 1)
-                    with m.If(idx == 1):
-                        m.d.sync += length.eq(packet_beats(hdr))
                     with m.If(at_end):
                         m.d.sync += idx.eq(0)
                         m.next = "PASS"
@@ -107,14 +105,12 @@ class PacketRestorer(wiring.Component):
         idx = Signal(_IDX_BITS)
         cmd_end = Signal(_IDX_BITS)     # index of the first payload beat
         length = Signal(_IDX_BITS)
-        hdr = NetCommandHeader(self.i.payload)
+        hdr = NetHeader(self.i.payload)
         m.d.comb += [self.o.valid.eq(self.i.valid), self.i.ready.eq(self.o.ready),
                      self.o.payload.data.eq(self.i.payload)]
         with m.If(idx == 0):
-            m.d.comb += [self.o.payload.kind.eq(NetBeatKind.ROUTE), self.o.payload.first.eq(1)]
-        with m.Elif(idx == 1):
-            m.d.comb += self.o.payload.kind.eq(NetBeatKind.COMMAND)
-            m.d.comb += self.o.payload.last.eq(packet_beats(hdr) == 2)
+            m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER), self.o.payload.first.eq(1),
+                         self.o.payload.last.eq(packet_beats(hdr) == 1)]
         with m.Else():
             m.d.comb += [
                 self.o.payload.kind.eq(Mux(idx < cmd_end, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)),
@@ -122,8 +118,8 @@ class PacketRestorer(wiring.Component):
             ]
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += idx.eq(idx + 1)
-            with m.If(idx == 1):
-                m.d.sync += [cmd_end.eq(2 + hdr.command_words), length.eq(packet_beats(hdr))]
+            with m.If(idx == 0):
+                m.d.sync += [cmd_end.eq(1 + hdr.command_words), length.eq(packet_beats(hdr))]
             with m.If(self.o.payload.last):
                 m.d.sync += idx.eq(0)
         return m

@@ -11,7 +11,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NetBeatKind, NetStreamSignature
+from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 
 from .link_port import COUNTERS, LinkPort
 from .params import PhitCtl
@@ -38,15 +38,18 @@ def _structure(pkt):
     return h[4:6], pw[:4]
 
 
-def _beat(vc, pkt, idx, cw, pw, fixed_cw, fixed_pw, fixed):
+def _beat(m, vc, pkt, idx, cw, pw, fixed_cw, fixed_pw, fixed):
     """Data and framing of beat ``idx`` of packet ``pkt`` on ``vc``."""
     cw = Mux(fixed, fixed_cw, cw)
     pw = Mux(fixed, fixed_pw, pw)
-    length = 2 + cw + pw
+    length = 1 + cw + pw
     word = Cat(idx[:5], Const(vc, 1), Const(0, 2), pkt[:32], Const(0, 24)) ^ (pkt * _K)[:64]
-    header = Cat(Const(1, 4), pw, cw, pkt[:16], (pkt * _K)[:38])
-    data = Mux(idx == 1, header, word)
-    kind = Mux(idx == 0, NetBeatKind.ROUTE, Mux(idx < 2 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD))
+    header = Signal(NetHeader)
+    m.d.comb += [header.route.eq((pkt * _K)[38:54]), header.unit.eq(NetUnit.VELO),
+                 header.command_words.eq(cw), header.payload_words.eq(pw),
+                 header.src_node.eq(pkt[:16]), header.specific.eq((pkt * _K)[:22])]
+    data = Mux(idx == 0, header.as_value(), word)
+    kind = Mux(idx == 0, NetBeatKind.HEADER, Mux(idx < 1 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD))
     return data, kind, idx == 0, idx == length - 1
 
 
@@ -110,7 +113,7 @@ class TrafficGen(wiring.Component):
         pkt = Signal(32)
         idx = Signal(5)
         cw, pw = _structure(pkt)
-        data, kind, first, last = _beat(self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
+        data, kind, first, last = _beat(m, self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
                                         self.fixed)
         m.d.comb += [self.o.payload.data.eq(data), self.o.payload.kind.eq(kind),
                      self.o.payload.first.eq(first), self.o.payload.last.eq(last)]
@@ -142,7 +145,7 @@ class TrafficCheck(wiring.Component):
         pkt = Signal(32)
         idx = Signal(5)
         cw, pw = _structure(pkt)
-        data, kind, first, last = _beat(self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
+        data, kind, first, last = _beat(m, self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
                                         self.fixed)
         m.d.comb += self.i.ready.eq(rng >= self.stall)
         with m.If(self.i.valid & self.i.ready):

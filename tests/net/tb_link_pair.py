@@ -71,10 +71,13 @@ class Sink:
 
 
 def malformed_stream(rng, n):
-    """Packets with ``last`` early or missing; returns the input beats."""
+    """Packets with ``last`` early or missing; returns the input beats.  Every sixth packet has a
+    ``payload_words`` field above 8 (9..15): not malformed to the link, which carries the length the
+    header gives."""
     beats = []
     for i in range(n):
-        words = random_packet(rng)
+        words = random_packet(rng, payload_words=rng.randint(9, 15) if i % 6 == 3 else
+                              rng.randint(1, 8) if i % 3 == 1 else None)
         if i % 3 == 0:
             beats += beats_of(words)
         elif i % 3 == 1:
