@@ -70,7 +70,7 @@ from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS, AtsCause, AtsCmd
+from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS, VPID_BITS, AtsCause, AtsCmd
 from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxPortSignature, HtaxStatus, HtaxVC
 
 from .layout import GAT_BASE_BITS, GATE_INDEX_BITS, Gate
@@ -128,12 +128,20 @@ class AtuRegsSignature(wiring.Signature):
     Members
     -------
     flush_nla : In(nla_bits)
+    flush_vpid : In(VPID_BITS)
+        VPID carried by the ATS flush requests.
     flush_tlb, flush_ats, flush_start : In(1)
         The flush request register (``start`` is a one-cycle strobe).
     flush_done : Out(1)
         One-cycle strobe that sets ``flush.done``.
     hits_incr, misses_incr, tlb_flushes_incr, atu_flushes_incr : Out(1)
         Counter strobes.
+    failed_incr : Out(1)
+        One strobe per translation answered with ``ok = 0`` (any failed check), one cycle after the
+        response entered the output register.
+    dropped_incr : Out(1)
+        One strobe per packet the ATU drops (ATS messages it does not take, multi-beat ATS packets,
+        flush responses it does not wait for, posted/non-posted packets).
     gat_addr : Out(gat_bits)
     gat_data : In(GAT_BASE_BITS)
         Synchronous read port of the GAT base-address table: data one cycle after the address.
@@ -141,9 +149,9 @@ class AtuRegsSignature(wiring.Signature):
 
     def __init__(self, *, nla_bits, gat_bits):
         super().__init__({
-            "flush_nla": In(nla_bits), "flush_tlb": In(1), "flush_ats": In(1), "flush_start": In(1),
-            "flush_done": Out(1), "hits_incr": Out(1), "misses_incr": Out(1),
-            "tlb_flushes_incr": Out(1), "atu_flushes_incr": Out(1),
+            "flush_nla": In(nla_bits), "flush_vpid": In(VPID_BITS), "flush_tlb": In(1), "flush_ats": In(1),
+            "flush_start": In(1), "flush_done": Out(1), "hits_incr": Out(1), "misses_incr": Out(1),
+            "tlb_flushes_incr": Out(1), "atu_flushes_incr": Out(1), "failed_incr": Out(1), "dropped_incr": Out(1),
             "gat_addr": Out(gat_bits), "gat_data": In(GAT_BASE_BITS),
         })
 
@@ -212,10 +220,10 @@ class Atu(wiring.Component):
             bad = bad | (page[self.nla_bits:] != 0)
         m.d.comb += [
             wreq.vpid.eq(tr.vpid), wreq.nla.eq(page), wreq.write.eq(tr.write), wreq.src.eq(rxh.src),
-            wreq.tag.eq(rxh.tag), wreq.bad.eq(bad),
-            fifo.w_data.eq(wreq), fifo.w_en.eq(treq),
+            wreq.tag.eq(rxh.tag), wreq.bad.eq(bad), fifo.w_data.eq(wreq),
         ]
         rreq = data.View(req_layout, fifo.r_data)
+        fempty = Signal(init=1)             # the FIFO holds nothing, its read pipeline included
 
         # ---------------------------------------------------------------- state shared by the stages
         epoch = Signal()                    # flips at each flush start
@@ -237,7 +245,10 @@ class Atu(wiring.Component):
                 idx = Mux(port == p, i, idx)
             return idx
 
-        # ---------------------------------------------------------------- stage s1: TLB + GAT base lookup
+        # ---------------------------------------------------------------- s1: TLB + GAT base read, s2: result
+        # A request enters s1 from the FIFO, or straight from rx when the FIFO is empty (order kept: the
+        # FIFO holds nothing older).  s1 has the TLB row and the GAT base entry; their compare is
+        # registered into s2, where the request leaves (bypass or reorder-buffer slot).
         m.submodules.tlb = tlb = Memory(shape=ent_w * W, depth=self.tlb_entries // W, init=[])
         tlb_rd = tlb.read_port(domain="sync")
         tlb_wr = tlb.write_port(granularity=ent_w)
@@ -245,17 +256,31 @@ class Atu(wiring.Component):
         s1 = Signal(req_layout)
         s1_valid = Signal()
         s1_epoch = Signal()
-        s1_go = s1_valid & ~rob_full        # with a free slot every request leaves s1 (bypass or slot)
-        pop = fifo.r_rdy & (~s1_valid | s1_go) & ~start_now
+        s2 = Signal(req_layout)
+        s2_valid = Signal()
+        s2_epoch = Signal()
+        s2_go = s2_valid & ~rob_full        # with a free slot every request leaves s2 (bypass or slot)
+        s1_adv = s1_valid & (~s2_valid | s2_go)
+        take = (~s1_valid | s1_adv) & ~start_now
+        pop = fifo.r_rdy & take
+        byp_in = fempty & treq & take       # fempty implies ~fifo.r_rdy
+        load = pop | byp_in
+        nreq = Signal(req_layout)
         m.d.comb += [
+            nreq.eq(Mux(fempty, wreq.as_value(), rreq.as_value())),
+            fifo.w_en.eq(treq & ~byp_in),
             fifo.r_en.eq(pop),
-            tlb_rd.en.eq(pop),
-            tlb_rd.addr.eq(rreq.nla[:self.set_bits]),
-            regs.gat_addr.eq(Mux(pop, rreq.nla[GATE_INDEX_BITS:], s1.nla[GATE_INDEX_BITS:])),
+            tlb_rd.en.eq(load),
+            tlb_rd.addr.eq(nreq.nla[:self.set_bits]),
+            regs.gat_addr.eq(Mux(load, nreq.nla[GATE_INDEX_BITS:], s1.nla[GATE_INDEX_BITS:])),
         ]
-        with m.If(pop):
-            m.d.sync += [s1.eq(rreq), s1_valid.eq(1), s1_epoch.eq(epoch)]
-        with m.Elif(s1_go):
+        with m.If(fifo.w_en & ~fifo.r_en):
+            m.d.sync += fempty.eq(0)
+        with m.Elif(fifo.r_en & ~fifo.w_en & (fifo.level == 1)):
+            m.d.sync += fempty.eq(1)
+        with m.If(load):
+            m.d.sync += [s1.eq(nreq), s1_valid.eq(1), s1_epoch.eq(epoch)]
+        with m.Elif(s1_adv):
             m.d.sync += s1_valid.eq(0)
 
         ways = [data.View(self.tlb_entry, tlb_rd.data[i * ent_w:(i + 1) * ent_w]) for i in range(W)]
@@ -266,24 +291,34 @@ class Atu(wiring.Component):
             match = w.valid & (w.tag == s1_tag) & (w.vpid == s1.vpid)
             with m.If(match):
                 m.d.comb += [hit.eq(1), ent.eq(w)]
-        gat_bad = regs.gat_data == 0
-        lookup = ~s1.bad & ~gat_bad
-        is_hit = lookup & hit
-        is_miss = lookup & ~hit
-        perm_ok = Mux(s1.write, ent.write, ent.read)
-        imm_ok = is_hit & perm_ok
+        s2_hit = Signal()
+        s2_perm = Signal()
+        s2_ppn = Signal(PPN_BITS)
+        s2_gat_bad = Signal()
+        s2_gat = Signal(GAT_BASE_BITS)
+        s2_fu = Signal(range(nfu + 1))
+        with m.If(s1_adv):
+            m.d.sync += [s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_hit.eq(hit),
+                         s2_perm.eq(Mux(s1.write, ent.write, ent.read)), s2_ppn.eq(ent.ppn),
+                         s2_gat_bad.eq(regs.gat_data == 0), s2_gat.eq(regs.gat_data), s2_fu.eq(fu_idx(s1.src))]
+        with m.Elif(s2_go):
+            m.d.sync += s2_valid.eq(0)
+
+        lookup = ~s2.bad & ~s2_gat_bad
+        is_hit = lookup & s2_hit
+        is_miss = lookup & ~s2_hit
+        imm_ok = is_hit & s2_perm
         imm_cause = Signal(AtsCause)
-        with m.If(s1.bad):
+        with m.If(s2.bad):
             m.d.comb += imm_cause.eq(AtsCause.NLA_RANGE)
-        with m.Elif(gat_bad):
+        with m.Elif(s2_gat_bad):
             m.d.comb += imm_cause.eq(AtsCause.GAT_NOT_CONFIGURED)
-        with m.Elif(~perm_ok):
+        with m.Elif(~s2_perm):
             m.d.comb += imm_cause.eq(AtsCause.PERMISSION)
         m.d.comb += [
-            regs.hits_incr.eq(s1_go & is_hit),
-            regs.misses_incr.eq(s1_go & is_miss),
+            regs.hits_incr.eq(s2_go & is_hit),
+            regs.misses_incr.eq(s2_go & is_miss),
         ]
-        s1_fu = fu_idx(s1.src)
 
         # ---------------------------------------------------------------- reorder buffer storage
         imm_layout = data.StructLayout({"miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": 4,
@@ -315,16 +350,20 @@ class Atu(wiring.Component):
 
         # flush state
         fl_nla = Signal(self.nla_bits)
+        fl_vpid = Signal(VPID_BITS)
         fl_ats = Signal()
         fl_id = Signal(4)
         fl_sent = Signal(range(nfu + 1))
         fl_got = Signal(max(1, nfu))
-        fl_send = busy & fl_ats & (fl_sent < nfu)
+        # the first flush request leaves in the cycle the flush starts (from the register fields), the
+        # others from the stored copy
+        fl_first = (start_now & regs.flush_ats) if nfu else Const(0)
+        fl_send = (busy & fl_ats & (fl_sent < nfu)) | fl_first
 
         retire_rdy = (rob_count != 0) & done.bit_select(head, 1)
         m.d.comb += imm_r.addr.eq(head), res_r.addr.eq(head)
         head_imm = imm_r.data
-        bypass_ok = s1_go & ~is_miss & (pend[s1_fu] == 0)
+        bypass_ok = s2_go & ~is_miss & (pend[s2_fu] == 0)
 
         def rsp_header(dst, tag):
             h = out.word.header
@@ -353,9 +392,10 @@ class Atu(wiring.Component):
             m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(retire | bypass)]
         with m.If(fl_load):
             fr = out.word.header.body.ats.flush_request
-            m.d.sync += rsp_header(fu_dst[fl_sent], 0)
-            m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.nla_page.eq(fl_nla), fr.flush_id.eq(fl_id),
-                         fl_sent.eq(fl_sent + 1)]
+            m.d.sync += rsp_header(fu_dst[Mux(busy, fl_sent, 0)], 0)
+            m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(Mux(busy, fl_vpid, regs.flush_vpid)),
+                         fr.nla_page.eq(Mux(busy, fl_nla, regs.flush_nla)),
+                         fr.flush_id.eq(Mux(busy, fl_id, fl_id + 1))]
         with m.If(dma_pop):
             h = out.word.header
             m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self.htax_port),
@@ -364,33 +404,37 @@ class Atu(wiring.Component):
                          h.body.mem.first_be.eq(0xFF), out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1),
                          out.last.eq(1)]
         tresp = out.word.header.body.ats.translation_response
+        sel_ok = Mux(head_imm.miss, res_r.data.ok, head_imm.ok)
         with m.If(retire):
-            sel_ok = Mux(head_imm.miss, res_r.data.ok, head_imm.ok)
             m.d.sync += rsp_header(head_imm.dst, head_imm.tag)
             m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(sel_ok),
                          tresp.cause.eq(Mux(head_imm.miss, res_r.data.cause, head_imm.cause)),
                          tresp.ppn.eq(Mux(sel_ok, Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn), 0)),
                          out_epoch.eq(head_imm.epoch)]
         with m.If(bypass):
-            m.d.sync += rsp_header(s1.src, s1.tag)
+            m.d.sync += rsp_header(s2.src, s2.tag)
             m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(imm_ok),
-                         tresp.cause.eq(imm_cause), tresp.ppn.eq(Mux(imm_ok, ent.ppn, 0)),
-                         out_epoch.eq(s1_epoch)]
+                         tresp.cause.eq(imm_cause), tresp.ppn.eq(Mux(imm_ok, s2_ppn, 0)),
+                         out_epoch.eq(s2_epoch)]
+        m.d.sync += regs.failed_incr.eq((retire & ~sel_ok) | (bypass & ~imm_ok))
 
         # ---------------------------------------------------------------- reorder buffer bookkeeping
-        alloc = s1_go & ~bypass
+        alloc = s2_go & ~bypass
         m.d.comb += [
-            imm_w.addr.eq(tail), imm_w.en.eq(alloc),
+            # the tail slot is free whenever s2 leaves (s2_go needs a free slot), so it is written even
+            # for a bypassed result (tail does not move): no bypass decision in the write enables; a miss
+            # never bypasses, so alloc & is_miss = s2_go & is_miss
+            imm_w.addr.eq(tail), imm_w.en.eq(s2_go),
             imm_w.data.miss.eq(is_miss), imm_w.data.ok.eq(imm_ok), imm_w.data.cause.eq(imm_cause),
-            imm_w.data.ppn.eq(Mux(imm_ok, ent.ppn, 0)), imm_w.data.dst.eq(s1.src), imm_w.data.tag.eq(s1.tag),
-            imm_w.data.epoch.eq(s1_epoch),
-            info_w.addr.eq(tail), info_w.en.eq(alloc & is_miss),
-            info_w.data.vpid.eq(s1.vpid), info_w.data.write.eq(s1.write), info_w.data.nla.eq(s1.nla),
-            info_w.data.epoch.eq(s1_epoch),
-            dmaq.w_en.eq(alloc & is_miss),
+            imm_w.data.ppn.eq(Mux(imm_ok, s2_ppn, 0)), imm_w.data.dst.eq(s2.src), imm_w.data.tag.eq(s2.tag),
+            imm_w.data.epoch.eq(s2_epoch),
+            info_w.addr.eq(tail), info_w.en.eq(s2_go & is_miss),
+            info_w.data.vpid.eq(s2.vpid), info_w.data.write.eq(s2.write), info_w.data.nla.eq(s2.nla),
+            info_w.data.epoch.eq(s2_epoch),
+            dmaq.w_en.eq(s2_go & is_miss),
         ]
         dma_w = data.View(dma_layout, dmaq.w_data)
-        m.d.comb += [dma_w.slot.eq(tail), dma_w.word.eq(Cat(s1.nla[:GATE_INDEX_BITS], regs.gat_data))]
+        m.d.comb += [dma_w.slot.eq(tail), dma_w.word.eq(Cat(s2.nla[:GATE_INDEX_BITS], s2_gat))]
 
         done_set = Signal(R)           # by an allocation with its result known
         done_mem = Signal(R)           # by a GATE (or memory error) arriving
@@ -410,7 +454,7 @@ class Atu(wiring.Component):
         m.d.sync += rob_full.eq((rob_count + alloc - retire) == R)
         ret_fu = fu_idx(head_imm.dst)
         for i in range(nfu + 1):
-            m.d.sync += pend[i].eq(pend[i] + (alloc & (s1_fu == i)) - (retire & (ret_fu == i)))
+            m.d.sync += pend[i].eq(pend[i] + (alloc & (s2_fu == i)) - (retire & (ret_fu == i)))
 
         # ---------------------------------------------------------------- memory responses (GATE reads)
         r_in = Signal()                     # inside a RESPONSE packet on rx
@@ -479,21 +523,33 @@ class Atu(wiring.Component):
         # ---------------------------------------------------------------- flush (ch. 5.3)
         inflight = [Signal(range(R + 4), name=f"inflight{e}") for e in range(2)]
         for e in range(2):
-            m.d.sync += inflight[e].eq(inflight[e] + (pop & (epoch == e))
+            m.d.sync += inflight[e].eq(inflight[e] + (load & (epoch == e))
                                        - (out_moves & out_rsp & (out_epoch == e)))
         old_drained = Mux(epoch, inflight[0], inflight[1]) == 0
-        all_got = (fl_got == (1 << nfu) - 1) if nfu else Const(1)
-        fl_done = busy & old_drained & (~fl_ats | all_got)
+        # a flush response counts in the cycle it arrives (done may strobe in that cycle)
         fr_in = msg.flush_response
-        with m.If(fresp & busy & (fr_in.flush_id == fl_id)):
-            for i, p in enumerate(self.fu_ports):
-                with m.If(rxh.src == p):
-                    m.d.sync += fl_got[i].eq(1)
+        fr_match = fresp & busy & (fr_in.flush_id == fl_id)
+        got_now = Signal(max(1, nfu))
+        fr_taken = Signal()
+        for i, p in enumerate(self.fu_ports):
+            m.d.comb += got_now[i].eq(fl_got[i] | (fr_match & (rxh.src == p)))
+        m.d.comb += fr_taken.eq(fr_match & (got_now != fl_got))
+        m.d.sync += fl_got.eq(got_now)
+        all_got = got_now.all() if nfu else Const(1)
+        fl_done = busy & old_drained & (~fl_ats | all_got)
         with m.If(start_now):
-            m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_nla.eq(regs.flush_nla), fl_ats.eq(regs.flush_ats),
-                         fl_id.eq(fl_id + 1), fl_sent.eq(0), fl_got.eq(0)]
-        with m.Elif(fl_done):
-            m.d.sync += busy.eq(0)
+            m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_nla.eq(regs.flush_nla), fl_vpid.eq(regs.flush_vpid),
+                         fl_ats.eq(regs.flush_ats), fl_id.eq(fl_id + 1), fl_sent.eq(fl_load), fl_got.eq(0)]
+        with m.Else():
+            with m.If(fl_load):
+                m.d.sync += fl_sent.eq(fl_sent + 1)
+            with m.If(fl_done):
+                m.d.sync += busy.eq(0)
+        # dropped packets, counted at their first beat: ATS messages not taken, anything posted/non-posted
+        first_moves = rx.valid & rxb.first & rx.ready.bit_select(rx_vc, 1)
+        np_vc = (rx_vc == HtaxVC.POSTED.value) | (rx_vc == HtaxVC.NONPOSTED.value)
+        ats_drop = (rx_vc == HtaxVC.ATS.value) & ~treq & ~fr_taken
+        m.d.sync += regs.dropped_incr.eq(first_moves & (np_vc | ats_drop))
         m.d.comb += [
             regs.tlb_flushes_incr.eq(inval_now),
             regs.flush_done.eq(fl_done),

@@ -74,6 +74,8 @@ class AtuSystem(wiring.Component):
         m.d.comb += [
             atu.regs.flush_nla.eq(hw.flush.nla), atu.regs.flush_tlb.eq(hw.flush.tlb),
             atu.regs.flush_ats.eq(hw.flush.ats), atu.regs.flush_start.eq(hw.flush.start),
+            atu.regs.flush_vpid.eq(hw.flush.vpid),
+            hw.errors.failed_incr.eq(atu.regs.failed_incr), hw.errors.dropped_incr.eq(atu.regs.dropped_incr),
             hw.flush.done_set.eq(atu.regs.flush_done),
             hw.tlb_counters.hits_incr.eq(atu.regs.hits_incr), hw.tlb_counters.misses_incr.eq(atu.regs.misses_incr),
             hw.flush_counters.tlb_flushes_incr.eq(atu.regs.tlb_flushes_incr),

@@ -26,7 +26,8 @@ CFG = load()
 A = CFG["atu"]
 BASE = CFG["system"]["device_base"]
 ATU_REGS = BASE + 0x1_0000
-FLUSH, TLB_CNT, FLUSH_CNT, GAT_BASE = ATU_REGS, ATU_REGS + 8, ATU_REGS + 0x10, ATU_REGS + 0x1000
+FLUSH, TLB_CNT, FLUSH_CNT, ERR_CNT, GAT_BASE = (ATU_REGS, ATU_REGS + 8, ATU_REGS + 0x10, ATU_REGS + 0x18,
+                                                 ATU_REGS + 0x1000)
 REGS_PORT = CFG["regs"]["htax_port"]
 ATU_PORT = A["htax_port"]
 VPIDS = CFG["system"]["vpids"]
@@ -193,6 +194,12 @@ async def read_counters(host):
     return t & 0xFFFF_FFFF, t >> 32, f & 0xFFFF_FFFF, f >> 32
 
 
+async def read_errors(host):
+    """``(failed, dropped)`` of ``atu.errors``."""
+    e = await host.read64(ERR_CNT)
+    return e & 0xFFFF_FFFF, e >> 32
+
+
 def build_gats(host, rng, ngats, pages_per_gat):
     """Allocate ``ngats`` GATs with random GATEs; returns (bases, {nla_page: gate word})."""
     bases, gates = [], {}
@@ -259,6 +266,8 @@ async def random_translations(dut):
     assert hits + misses == lookups, (hits, misses, lookups)
     assert misses <= host.stats["dma_reads"] + 0 and misses == host.stats["dma_reads"], \
         (misses, host.stats["dma_reads"])
+    failed = sum(1 for u in units for info, *_ in u.results if not model.translate(*info).ok)
+    assert await read_errors(host) == (failed, 0), (await read_errors(host), failed)
     dut._log.info(f"{n} translations, {hits} hits, {misses} misses")
 
 
@@ -324,14 +333,16 @@ async def bad_input(dut):
     for r in u.results:
         assert r[1].ok == (r[1].cause == AtsCause.NONE) and (r[1].ok or r[1].ppn == 0), r
     compare(units, lambda info, _: model.translate(*info), "bad input")
+    # every failed check counts once, every dropped ATS message once
+    assert await read_errors(host) == (sum(c[3] != AtsCause.NONE for c in cases), 3)
     assert all("unallocated" in v for v in host.memory.violations), host.memory.violations
     host.memory.violations.clear()
     check_clean(host, units)
 
 
-async def flush(host, nla, *, tlb=1, ats=1):
+async def flush(host, nla, *, tlb=1, ats=1, vpid=0):
     """Write the flush register (fig. 5-11) and poll ``done``; return the cycle it was seen set."""
-    await host.write64(FLUSH, nla | (tlb << 32) | (ats << 33) | (1 << 62))
+    await host.write64(FLUSH, nla | (tlb << 32) | (ats << 33) | (vpid << 34) | (1 << 62))
     for _ in range(2000):
         v = await host.read64(FLUSH)
         if v >> 63:
@@ -373,7 +384,7 @@ async def flush_storm(dut):
         new = 0 if rng.random() < 0.4 else gate_word(ppn=rng.getrandbits(40), vpid=1)
         host.memory.write64(base + 8 * pg, 0)        # deregistration zeroes the GATE first (ch. 5.3)
         written = host.now() + t0
-        done = await flush(host, pg) + t0
+        done = await flush(host, pg, vpid=1) + t0
         history[pg].append((written, done, 0))
         if new:     # registration needs no flush: the TLB never holds an invalid GATE
             host.memory.write64(base + 8 * pg, new)
@@ -396,7 +407,7 @@ async def flush_storm(dut):
             assert got in exp, f"FU {u.port} {info} sent {sent} answered {answered}: {got}, allowed {exp}"
             n += 1
         assert len(u.flushes) == flushes, (u.port, len(u.flushes))
-        assert all(f["flush_request.nla_page"] in pages for _, f in u.flushes)
+        assert all(f["flush_request.nla_page"] in pages and f["flush_request.vpid"] == 1 for _, f in u.flushes)
     _, _, tlb_flushes, atu_flushes = await read_counters(host)
     assert (tlb_flushes, atu_flushes) == (flushes, flushes)
     check_clean(host, units)
@@ -427,8 +438,8 @@ async def registration_sequence(dut):
     hits, misses, _, _ = await read_counters(host)
     assert (hits - c0[0], misses - c0[1]) == (2, 1), (hits, misses, c0)
     host.memory.write64(gat + 8 * idx, 0)                # deregistration
-    await flush(host, nla_page)
-    assert [f["flush_request.nla_page"] for _, f in u.flushes] == [nla_page]
+    await flush(host, nla_page, vpid=5)
+    assert [(f["flush_request.nla_page"], f["flush_request.vpid"]) for _, f in u.flushes] == [(nla_page, 5)]
     u.request(5, nla_page, 0)
     await drain(host, units)
     assert u.results[-1][1].cause == AtsCause.INVALID_GATE and not u.results[-1][1].ok

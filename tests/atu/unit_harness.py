@@ -22,15 +22,19 @@ __all__ = ["run_unit"]
 
 
 def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, flush_delay=0, flushes=(),
-             window=None, limit=100000):
+             window=None, limit=100000, min_cycles=0):
     """Run ``requests`` (list of (fu port, vpid, nla_page, write)) through ``atu``.
 
     ``gat_base``: {GAT index: physical base}; ``memory``: {address: GATE word} (missing: error response).
     ``flushes``: list of (cycle, nla_page, tlb, ats) register strobes.  ``flush_delay``: an int or
     {fu port: cycles}.  ``window``: at most this many translation requests outstanding per FU.
+    ``min_cycles``: run at least this many cycles (to see flushes complete).  An FU's packet starts
+    only in a cycle in which ``rx.ready[ATS]`` is high (``ready`` depends on the ATU's state only), so
+    memory responses are never held behind a refused ATS request: the HTAX with its hazard fixed.
     Returns ``(results, stats)``: results {fu port: [Translation in arrival order]}; stats dict with
     ``dma_reads``, ``max_outstanding``, ``cycles``, ``flush_done`` (cycles), ``flush_requests``,
-    ``ats_refused`` (cycles with ``rx.ready[ATS]`` low).
+    ``ats_refused`` (cycles with ``rx.ready[ATS]`` low), ``ats_in`` (cycles translation-request beats
+    moved in), ``rsp_out`` (cycles translation responses moved out).
     """
     rng = random.Random(seed)
     queues = {p: deque() for p in atu.fu_ports}
@@ -39,7 +43,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                                        ats=translation_request(vpid=vpid, nla_page=page, write=write)))
     results = {p: [] for p in atu.fu_ports}
     stats = {"dma_reads": 0, "max_outstanding": 0, "cycles": 0, "flush_done": [], "flush_requests": [],
-             "ats_refused": 0}
+             "ats_refused": 0, "ats_in": [], "rsp_out": []}
     sent = {p: 0 for p in atu.fu_ports}
     flushes = sorted(flushes)
 
@@ -55,7 +59,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
         fl = deque(flushes)
         cycle = 0
         total = len(requests)
-        while sum(len(v) for v in results.values()) < total or fl or flush_q or outstanding:
+        while sum(len(v) for v in results.values()) < total or fl or flush_q or outstanding or cycle < min_cycles:
             if cycle > limit:
                 raise AssertionError(f"hang: {total - sum(len(v) for v in results.values())} translations "
                                      f"outstanding after {limit} cycles, {outstanding} GATE reads")
@@ -65,7 +69,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                     cur.extend(heapq.heappop(sched)[2].beats())
                 elif flush_q and flush_q[0][0] <= cycle:
                     cur.extend(flush_q.pop(0)[1].beats())
-                else:
+                elif (ctx.get(atu.htax.rx.ready) >> HtaxVC.ATS.value) & 1:
                     ports = list(queues)
                     for i in range(len(ports)):
                         p = ports[(fu_rr + i) % len(ports)]
@@ -89,7 +93,11 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             ready = ctx.get(atu.htax.rx.ready)
             stats["ats_refused"] += not (ready >> HtaxVC.ATS.value) & 1
             if cur and (ready >> beat_field(cur[0], "vc")) & 1:
-                cur.popleft()
+                beat = cur.popleft()
+                if beat_field(beat, "vc") == HtaxVC.ATS.value:
+                    p_in = HtaxPacket.from_header_beat(beat)
+                    if decode_ats(p_in.ats)[0] == AtsCmd.TRANSLATION_REQUEST:
+                        stats["ats_in"].append(cycle)
             if ctx.get(atu.regs.flush_done):
                 stats["flush_done"].append(cycle)
             gat_data = gat_base.get(ctx.get(atu.regs.gat_addr), 0) >> GAT_BASE_SHIFT
@@ -115,6 +123,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                         cmd, f = decode_ats(pkt.ats)
                         if cmd == AtsCmd.TRANSLATION_RESPONSE:
                             results[pkt.dst].append(f)
+                            stats["rsp_out"].append(cycle)
                         else:
                             assert cmd == AtsCmd.FLUSH_REQUEST, cmd
                             stats["flush_requests"].append((cycle, pkt.dst, f))
