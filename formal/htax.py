@@ -7,14 +7,16 @@
   formed, addressed to that output and on the VC of its beat.
 * ``links`` (k-induction): the link rules of :mod:`rtl.common.htax_rules` hold on every output while
   the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random; invariants
-  tie each output's rule checker (``remaining``, ``vc``, ``in_packet``) to the read engines.
+  tie each output's rule checker (``remaining``, ``vc``, ``in_packet``) to the read engines.  No output
+  offers a header in the cycle after a beat of the header's VC moved on it (the switch decides on a
+  VC's ``ready`` only after the previous beat of that VC has moved: ``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Array, Assert, Assume, Cat, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
-from rtl.common.htax import MAX_DATA_WORDS, malformed
+from rtl.common.htax import MAX_DATA_WORDS, malformed, transfer
 from rtl.common.htax_rules import data_beats, link_rules
 from rtl.htax import Htax
 
@@ -47,6 +49,14 @@ class HtaxProperties(Elaboratable):
                 checker = {}
                 link_rules(m, port.rx, Assert, well_formed=True, name=f"out{i}", state=checker)
                 checkers.append(checker)
+                # No header directly behind a beat of its own VC: a packet on VC v is started only on
+                # a ready[v] sampled after the previous v beat to this output had moved.
+                moved = Signal(name=f"f_out{i}_moved")
+                moved_vc = Signal(2, name=f"f_out{i}_moved_vc")
+                m.d.sync += [moved.eq(transfer(port.rx)),
+                             moved_vc.eq(port.rx.payload.vc.as_value())]
+                with m.If(moved & port.rx.valid & port.rx.payload.first):
+                    m.d.comb += Assert(port.rx.payload.vc.as_value() != moved_vc)
 
         if self.links:
             self._link_invariants(m, st, checkers)
@@ -158,6 +168,14 @@ class HtaxProperties(Elaboratable):
                 m.d.comb += [Assert(x.act), Assert(x.ek >= 2), Assert(x.edst == x.rd_dst),
                              Assert(x.evc == x.rd_vc)]
         for o, chk in enumerate(checkers):
+            # a matched packet whose header has not left belongs to the output's owner or next packet
+            for i, x in enumerate(inputs):
+                with m.If(pend[i][o]):
+                    m.d.comb += Assert(busy[o] & ((owner[o] == i) | (nxt_valid[o] & (nxt[o] == i))))
+                # a beat for o in the read register and the next packet for o in the engine: the owner's
+                # last beat, followed by the owner's next packet
+                with m.If(x.rd_valid & (x.rd_dst == o) & x.act & (x.ek == 0) & (x.edst == o)):
+                    m.d.comb += Assert((owner[o] == i) & nxt_valid[o] & (nxt[o] == i))
             in_pkt = 0
             for i in range(n):
                 here = mid[i] & (mid_out[i] == o)
@@ -177,6 +195,11 @@ class HtaxProperties(Elaboratable):
                 own = Array(Cat(x.rd_valid, x.rd_last, x.rd_dst == o) for x in inputs)[owner[o]]
                 m.d.comb += [Assert(busy[o]), Assert(Array(pend[i][o] for i in range(n))[nxt[o]]),
                              Assert(own == 0b111)]
+                # the next packet is on another VC than the one whose last beat waits
+                nx = Array(Cat(x.act & (x.ek == 0) & (x.edst == o), x.evc, x.rd_vc)
+                           for x in inputs)[nxt[o]]
+                nxt_vc = Mux(nx[0], nx[1:3], nx[3:5])
+                m.d.comb += Assert(nxt_vc != Array(x.rd_vc for x in inputs)[owner[o]])
                 with m.If(nxt[o] == owner[o]):
                     m.d.comb += Assert(Array(x.act & (x.ek == 0) & (x.edst == o)
                                              for x in inputs)[owner[o]])

@@ -18,7 +18,9 @@ outputs directly.  Inputs and outputs are matched per packet by one iteration of
 output grants one requesting input round-robin (and, for that input, one VC round-robin), every input
 accepts one granting output round-robin; pointers move only on acceptance.  An output arbitrates again
 while its current packet's last beat waits in the read register, so packets leave back to back.  An
-output only starts a packet on a VC its sink is ready for, and never interleaves packets.
+output only starts a packet on a VC its sink is ready for, never on the VC of the packet it is
+finishing (that packet's last beat may fill the sink, so the ready of that cycle is stale: a packet of
+the same VC waits one cycle), and never interleaves packets.
 
 Errors.  A header that breaks a rule of :func:`rtl.common.htax.malformed` (or whose beat ``vc`` differs
 from the header's) or that addresses a port ``>= ports`` is dropped with the rest of its packet (up to
@@ -134,14 +136,26 @@ class Htax(wiring.Component):
 
         # ---- matching: one iteration of packet-mode iSLIP -------------------------------------
         # o_can: output o may take a new packet: idle, or its packet's last beat is already fetched.
-        o_can = []
+        # o_vcs: the VCs on which o may start that packet.  Never the VC of the packet it is finishing:
+        # that packet's last beat (waiting in the owner's read register) moves in any cycle in which the
+        # sink is ready for its VC, and may take the sink's last slot, so this cycle's ready[v] says
+        # nothing about room for another v packet.  A v packet waits for the cycle after the last beat,
+        # when ready[v] is fresh; a packet of another VC may still follow back to back.  The input
+        # arbitration still sees the held-back request: if the round-robin pointer picks an input that
+        # only has a packet on the held-back VC, the output grants nobody this cycle and that input wins
+        # in the next, which keeps the starvation bound.
+        o_can, o_vcs = [], []
         for o in range(n):
             rd_valid = Array(x.rd_valid for x in inputs)[owner[o]]
             rd_last = Array(x.rd_last for x in inputs)[owner[o]]
             rd_dst = Array(x.rd_dst for x in inputs)[owner[o]]
+            rd_vc = Array(x.rd_vc for x in inputs)[owner[o]]
             can = Signal(name=f"o{o}_can")
             m.d.comb += can.eq(~nxt_valid[o] & (~busy[o] | (rd_valid & rd_last & (rd_dst == o))))
             o_can.append(can)
+            vcs_ok = Signal(NUM_VCS, name=f"o{o}_vcs")
+            m.d.comb += vcs_ok.eq(~Mux(busy[o], Const(1, NUM_VCS) << rd_vc, 0))
+            o_vcs.append(vcs_ok)
 
         vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
         gptr = [Signal(range(n), name=f"o{o}_gptr") for o in range(n)]
@@ -150,17 +164,22 @@ class Htax(wiring.Component):
         chosen_vc = [[None] * n for _ in range(n)]
         grants = []
         for o in range(n):
-            req = []
+            req, req_ok = [], []
             for i, x in enumerate(inputs):
                 rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
-                m.d.comb += rv.eq(Cat(x.has[v][o] & sink_ready[o][v] for v in vcs)
+                m.d.comb += rv.eq(Cat(x.has[v][o] for v in vcs) & sink_ready[o]
                                   & Mux(x.free & o_can[o], 0b1111, 0))
-                g = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
+                rv_ok = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv_ok")
+                m.d.comb += rv_ok.eq(rv & o_vcs[o])
+                g = round_robin(m, rv_ok, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
                 chosen_vc[o][i] = one_hot_index(m, g, name=f"o{o}_i{i}_vc")
                 req.append(rv.any())
+                req_ok.append(rv_ok.any())
             req_sig = Signal(n, name=f"o{o}_req")
             m.d.comb += req_sig.eq(Cat(req))
-            grants.append(round_robin(m, req_sig, gptr[o], name=f"o{o}_grant"))
+            grant = Signal(n, name=f"o{o}_grant_ok")
+            m.d.comb += grant.eq(round_robin(m, req_sig, gptr[o], name=f"o{o}_grant") & Cat(req_ok))
+            grants.append(grant)
 
         accept_out = []     # per input: one-hot over outputs
         for i, x in enumerate(inputs):
@@ -409,7 +428,7 @@ class Htax(wiring.Component):
         x.rd_dst = Signal(range(n), name=f"{p}rd_dst")
         x.rd_last = Signal(name=f"{p}rd_last")
         rd_first = Signal(name=f"{p}rd_first")
-        rd_vc = Signal(2, name=f"{p}rd_vc")
+        x.rd_vc = rd_vc = Signal(2, name=f"{p}rd_vc")
         rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
 
         c_act = Signal(name=f"{p}c_act")

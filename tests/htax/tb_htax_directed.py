@@ -193,3 +193,61 @@ async def round_robin_bound(dut):
         assert max(gaps) <= n - 1, f"seed {seed}: input {src} waited {max(gaps)} packets: {order}"
     vcs = {beat_vc(d[1][0]) for d in h.delivered[target]}
     assert vcs == {HtaxVC.POSTED.value, HtaxVC.RESPONSE.value}
+
+
+@cocotb.test()
+async def sink_drains_via_other_vc(dut):
+    """A sink takes one packet on VC v, then refuses v until a packet on another VC w has arrived.
+
+    This is the ATU (docs/architecture.md, "Known hazard"): its ATS request queue drains only as the
+    GATE read responses come back on the response VC.  Here every v packet the sink takes makes a third
+    port send it one w packet a few cycles later.  The switch must not start a v packet on the
+    ``ready[v]`` of the cycle in which the previous v packet's last beat took the sink's last slot:
+    that packet would wait with ``valid`` high and block the w packets behind it forever.
+    """
+    n = tb_params()["ports"]
+    rng, seed = _rng(5)
+    sink, v_srcs, w_src = 1, (0, 2), (3 if n > 3 else 0)
+    cases = [(HtaxCmd.ATS, HtaxVC.ATS, HtaxCmd.RESPONSE, HtaxVC.RESPONSE),
+             (HtaxCmd.WRITE, HtaxVC.POSTED, HtaxCmd.RESPONSE, HtaxVC.RESPONSE),
+             (HtaxCmd.READ, HtaxVC.NONPOSTED, HtaxCmd.ATS, HtaxVC.ATS)]
+    for k, (v_cmd, v, w_cmd, w) in enumerate(cases):
+        h = Harness(dut, n, rng)
+        h.sink_ready = _drains_via(h, sink, v, w)
+        await h.start(clock=k == 0)
+        per_src = 6
+        for _ in range(per_src):
+            for src in v_srcs:
+                h.send(src, random_packet(rng, src, sink, cmd=v_cmd))
+        due, answered = [], 0
+        for _ in range(3000):
+            if h.drained() and not due:
+                break
+            await h.run(1)
+            taken = _count(h, sink, v)
+            due += [h.cycle + rng.randint(0, 6) for _ in range(taken - answered)]
+            answered = taken
+            for d in [d for d in due if d <= h.cycle]:
+                due.remove(d)
+                h.send(w_src, random_packet(rng, w_src, sink, cmd=w_cmd))
+        h.check()
+        assert h.drained() and not due, (
+            f"seed {seed}: hung with {v.name} packets at a sink that drains {v.name} via {w.name}: "
+            f"{_count(h, sink, v)} of {per_src * len(v_srcs)} {v.name} and {_count(h, sink, w)} {w.name} "
+            f"packets delivered; output {sink} offers a beat on VC "
+            f"{beat_vc(h.rx_payload[sink].value.to_unsigned())} (valid {h.rx_valid[sink].value})")
+        assert _count(h, sink, v) == per_src * len(v_srcs) == _count(h, sink, w)
+
+
+def _count(h, o, vc):
+    """Packets on ``vc`` that output ``o`` has delivered so far."""
+    return sum(beat_vc(d[1][0]) == vc.value for d in h.delivered[o])
+
+
+def _drains_via(h, sink, v, w):
+    """Sink readiness: ``sink`` refuses ``v`` while it has taken more ``v`` than ``w`` packets."""
+    def ready(o, c):
+        if o == sink and _count(h, o, v) > _count(h, o, w):
+            return ALL & ~(1 << v.value)
+        return ALL
+    return ready
