@@ -204,10 +204,14 @@ class Atu(wiring.Component):
         req_layout = data.StructLayout({"vpid": self.vpid_bits, "nla": self.nla_bits, "write": 1, "src": 4,
                                         "tag": 5, "bad": 1})
         m.submodules.fifo = fifo = SyncFIFOBuffered(width=req_layout.size, depth=self.request_fifo)
-        # ready[v] depends on state only; POSTED/NONPOSTED beats are dropped, RESPONSE beats always taken
-        m.d.comb += rx.ready.eq(Cat(Const(1), Const(1), Const(1), fifo.w_rdy))
+        # ready[v] is a flop; POSTED/NONPOSTED beats are dropped, RESPONSE beats always taken.  The FIFO's
+        # occupancy (its read pipeline included) is counted here: ats_rdy = not full, fempty = empty.
+        fcnt = Signal(range(self.request_fifo + 1))
+        ats_rdy = Signal(init=1)
+        fempty = Signal(init=1)
+        m.d.comb += rx.ready.eq(Cat(Const(1), Const(1), Const(1), ats_rdy))
         rx_vc = rxb.vc.as_value()
-        ats_beat = rx.valid & (rx_vc == HtaxVC.ATS.value) & fifo.w_rdy
+        ats_beat = rx.valid & (rx_vc == HtaxVC.ATS.value) & ats_rdy
         single_ats = (rxb.first & rxb.last & (rxh.cmd == HtaxCmd.ATS) & (rxh.vc == HtaxVC.ATS)
                       & (rxh.status == HtaxStatus.OK))
         treq = ats_beat & single_ats & (msg.cmd == AtsCmd.TRANSLATION_REQUEST)
@@ -223,7 +227,10 @@ class Atu(wiring.Component):
             wreq.tag.eq(rxh.tag), wreq.bad.eq(bad), fifo.w_data.eq(wreq),
         ]
         rreq = data.View(req_layout, fifo.r_data)
-        fempty = Signal(init=1)             # the FIFO holds nothing, its read pipeline included
+        with m.If(fifo.w_en & ~fifo.r_en):
+            m.d.sync += [fcnt.eq(fcnt + 1), fempty.eq(0), ats_rdy.eq(fcnt != self.request_fifo - 1)]
+        with m.Elif(fifo.r_en & ~fifo.w_en):
+            m.d.sync += [fcnt.eq(fcnt - 1), fempty.eq(fcnt == 1), ats_rdy.eq(1)]
 
         # ---------------------------------------------------------------- state shared by the stages
         epoch = Signal()                    # flips at each flush start
@@ -274,10 +281,6 @@ class Atu(wiring.Component):
             tlb_rd.addr.eq(nreq.nla[:self.set_bits]),
             regs.gat_addr.eq(Mux(load, nreq.nla[GATE_INDEX_BITS:], s1.nla[GATE_INDEX_BITS:])),
         ]
-        with m.If(fifo.w_en & ~fifo.r_en):
-            m.d.sync += fempty.eq(0)
-        with m.Elif(fifo.r_en & ~fifo.w_en & (fifo.level == 1)):
-            m.d.sync += fempty.eq(1)
         with m.If(load):
             m.d.sync += [s1.eq(nreq), s1_valid.eq(1), s1_epoch.eq(epoch)]
         with m.Elif(s1_adv):
@@ -291,19 +294,34 @@ class Atu(wiring.Component):
             match = w.valid & (w.tag == s1_tag) & (w.vpid == s1.vpid)
             with m.If(match):
                 m.d.comb += [hit.eq(1), ent.eq(w)]
-        s2_hit = Signal()
-        s2_perm = Signal()
+        # one way: the entry goes into s2 as read (only the hit needs the compare); several ways: the
+        # matching way's entry
+        sel = ways[0] if W == 1 else ent
+        # one way: the compare is split into 8-bit pieces registered apart (the block RAM's clock-to-out
+        # leaves little of the cycle), s2 ANDs them; several ways: the hit itself is registered
+        if W == 1:
+            w0 = ways[0]
+            key_tlb = Cat(w0.valid, w0.vpid, w0.tag)
+            key_req = Cat(Const(1), s1.vpid, s1_tag)
+            pieces = [key_tlb[i:i + 8] == key_req[i:i + 8] for i in range(0, len(key_tlb), 8)]
+        else:
+            pieces = [hit]
+        s2_match = Signal(len(pieces))
+        s2_hit = s2_match.all()
+        s2_rd = Signal()
+        s2_wr = Signal()
         s2_ppn = Signal(PPN_BITS)
         s2_gat_bad = Signal()
         s2_gat = Signal(GAT_BASE_BITS)
         s2_fu = Signal(range(nfu + 1))
         with m.If(s1_adv):
-            m.d.sync += [s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_hit.eq(hit),
-                         s2_perm.eq(Mux(s1.write, ent.write, ent.read)), s2_ppn.eq(ent.ppn),
+            m.d.sync += [s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_match.eq(Cat(*pieces)),
+                         s2_rd.eq(sel.read), s2_wr.eq(sel.write), s2_ppn.eq(sel.ppn),
                          s2_gat_bad.eq(regs.gat_data == 0), s2_gat.eq(regs.gat_data), s2_fu.eq(fu_idx(s1.src))]
         with m.Elif(s2_go):
             m.d.sync += s2_valid.eq(0)
 
+        s2_perm = Mux(s2.write, s2_wr, s2_rd)
         lookup = ~s2.bad & ~s2_gat_bad
         is_hit = lookup & s2_hit
         is_miss = lookup & ~s2_hit
@@ -358,9 +376,10 @@ class Atu(wiring.Component):
         # the first flush request leaves in the cycle the flush starts (from the register fields), the
         # others from the stored copy
         fl_first = (start_now & regs.flush_ats) if nfu else Const(0)
-        fl_send = (busy & fl_ats & (fl_sent < nfu)) | fl_first
+        fl_more = Signal()                  # busy & ats & fewer than nfu requests sent, as a flop
+        fl_send = fl_more | fl_first
 
-        retire_rdy = (rob_count != 0) & done.bit_select(head, 1)
+        retire_rdy = Signal()               # done[head], registered (computed below for the next head)
         m.d.comb += imm_r.addr.eq(head), res_r.addr.eq(head)
         head_imm = imm_r.data
         bypass_ok = s2_go & ~is_miss & (pend[s2_fu] == 0)
@@ -372,18 +391,22 @@ class Atu(wiring.Component):
 
         retire = Signal()
         bypass = Signal()
+        dq_rdy = Signal()
         dma_pop = Signal()
         fl_load = Signal()
         with m.If(free):
             with m.If(fl_send):
                 m.d.comb += fl_load.eq(1)
-            with m.Elif(dmaq.r_rdy):
+            with m.Elif(dq_rdy):
                 m.d.comb += dma_pop.eq(1)
             with m.Elif(retire_rdy):
                 m.d.comb += retire.eq(1)
             with m.Elif(bypass_ok):
                 m.d.comb += bypass.eq(1)
         m.d.comb += dmaq.r_en.eq(dma_pop)
+        dq_cnt = Signal(range(R + 1))          # DMA queue occupancy, so that its non-empty flag is a flop
+        dq_next = dq_cnt + dmaq.w_en - dmaq.r_en
+        m.d.sync += [dq_cnt.eq(dq_next), dq_rdy.eq(dq_next != 0)]
         # padded to a power of two so the index mux is complete (fl_load only happens for fl_sent < nfu)
         dsts = list(self.fu_ports) or [0]
         dsts += [dsts[-1]] * ((1 << len(fl_sent)) - len(dsts))
@@ -409,7 +432,7 @@ class Atu(wiring.Component):
             m.d.sync += rsp_header(head_imm.dst, head_imm.tag)
             m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(sel_ok),
                          tresp.cause.eq(Mux(head_imm.miss, res_r.data.cause, head_imm.cause)),
-                         tresp.ppn.eq(Mux(sel_ok, Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn), 0)),
+                         tresp.ppn.eq(Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn)),
                          out_epoch.eq(head_imm.epoch)]
         with m.If(bypass):
             m.d.sync += rsp_header(s2.src, s2.tag)
@@ -451,7 +474,10 @@ class Atu(wiring.Component):
             m.d.sync += head.eq(head + 1)
             m.d.comb += done_clr.eq(Const(1, R) << head)
         m.d.sync += rob_count.eq(rob_count + alloc - retire)
-        m.d.sync += rob_full.eq((rob_count + alloc - retire) == R)
+        with m.If(alloc & ~retire):
+            m.d.sync += rob_full.eq(rob_count == R - 1)
+        with m.Elif(retire & ~alloc):
+            m.d.sync += rob_full.eq(0)
         ret_fu = fu_idx(head_imm.dst)
         for i in range(nfu + 1):
             m.d.sync += pend[i].eq(pend[i] + (alloc & (s2_fu == i)) - (retire & (ret_fu == i)))
@@ -481,8 +507,13 @@ class Atu(wiring.Component):
         if R < 32:
             slot_ok = slot_ok & (fin_tag[_log2(R):] == 0)
         gate = data.View(Gate, rxb.word.data)
-        m.d.comb += info_r.addr.eq(slot)
-        inf = info_r.data
+        # the slot's request info is read with the header's tag and registered, so the GATE check in the
+        # data beat's cycle starts from flops; an error response (no data) needs no info.  The check's
+        # result is registered (stage g) and written into the reorder buffer and the TLB one cycle later.
+        inf = Signal(info_layout)
+        m.d.comb += info_r.addr.eq(rxh.tag[:_log2(R)])
+        with m.If(rsp_beat & rxb.first):
+            m.d.sync += inf.eq(info_r.data)
         vpid_ok = gate.vpid == inf.vpid
         g_perm = Mux(inf.write, gate.write, gate.read)
         g_ok = ~fin_err & gate.valid & vpid_ok & g_perm
@@ -495,27 +526,46 @@ class Atu(wiring.Component):
             m.d.comb += g_cause.eq(AtsCause.VPID_MISMATCH)
         with m.Elif(~g_perm):
             m.d.comb += g_cause.eq(AtsCause.PERMISSION)
-        m.d.comb += [
-            res_w.addr.eq(slot), res_w.en.eq(slot_ok),
-            res_w.data.ok.eq(g_ok), res_w.data.cause.eq(g_cause), res_w.data.ppn.eq(Mux(g_ok, gate.ppn, 0)),
-        ]
-        with m.If(slot_ok):
-            m.d.comb += [done_mem.eq(Const(1, R) << slot), wait_clr.eq(Const(1, R) << slot)]
-        m.d.sync += [done.eq((done | done_set | done_mem) & ~done_clr), waiting.eq((waiting | wait_set) & ~wait_clr)]
-
-        # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
-        fill = slot_ok & ~fin_err & gate.valid & vpid_ok & (inf.epoch == epoch) & ~inval_now
-        victim = Signal(range(W)) if W > 1 else None
+        # a fill needs a valid GATE of the request's VPID read in the current epoch; a flush starting in
+        # this cycle flips the epoch, so it cancels the fill as well
+        fill_now = slot_ok & ~fin_err & gate.valid & vpid_ok & (inf.epoch == epoch) & ~start_now
         new = Signal(self.tlb_entry)
         m.d.comb += [new.valid.eq(1), new.read.eq(gate.read), new.write.eq(gate.write), new.vpid.eq(inf.vpid),
                      new.ppn.eq(gate.ppn)]
         if self.tag_bits:
             m.d.comb += new.tag.eq(inf.nla[self.set_bits:])
+        g_valid = Signal()
+        g_slot = Signal(range(R))
+        g_res = Signal(res_layout)
+        g_fill = Signal()
+        g_set = Signal(self.set_bits)
+        g_new = Signal(self.tlb_entry)
+        m.d.sync += [g_valid.eq(slot_ok), g_slot.eq(slot), g_res.ok.eq(g_ok), g_res.cause.eq(g_cause),
+                     g_res.ppn.eq(gate.ppn), g_fill.eq(fill_now), g_set.eq(inf.nla[:self.set_bits]),
+                     g_new.eq(new)]
+        m.d.comb += [res_w.addr.eq(g_slot), res_w.en.eq(g_valid), res_w.data.ok.eq(g_res.ok),
+                     res_w.data.cause.eq(g_res.cause), res_w.data.ppn.eq(Mux(g_res.ok, g_res.ppn, 0))]
+        with m.If(slot_ok):
+            m.d.comb += wait_clr.eq(Const(1, R) << slot)
+        with m.If(g_valid):
+            m.d.comb += done_mem.eq(Const(1, R) << g_slot)
+        m.d.sync += [done.eq((done | done_set | done_mem) & ~done_clr), waiting.eq((waiting | wait_set) & ~wait_clr)]
+        # retire_rdy of the next cycle = the next done vector at the next head, from the head and
+        # head + 1 candidates (only bits set by flops or by this cycle's allocation/GATE at that slot)
+        head1 = Signal(range(R), init=1 % R)   # head + 1, kept as a register
+        with m.If(retire):
+            m.d.sync += head1.eq(head1 + 1)
+        d_now = [done.bit_select(h, 1) | (alloc & ~is_miss & (tail == h)) | (g_valid & (g_slot == h))
+                 for h in (head, head1)]
+        m.d.sync += retire_rdy.eq(Mux(retire, d_now[1], d_now[0]))
+
+        # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
+        victim = Signal(range(W)) if W > 1 else None
         with m.If(inval_now):
             m.d.comb += [tlb_wr.addr.eq(regs.flush_nla[:self.set_bits]), tlb_wr.data.eq(0),
                          tlb_wr.en.eq((1 << W) - 1)]
-        with m.Elif(fill):
-            m.d.comb += [tlb_wr.addr.eq(inf.nla[:self.set_bits]), tlb_wr.data.eq(Cat(*([new] * W))),
+        with m.Elif(g_fill):
+            m.d.comb += [tlb_wr.addr.eq(g_set), tlb_wr.data.eq(Cat(*([g_new] * W))),
                          tlb_wr.en.eq(Const(1, W) << victim if W > 1 else 1)]
             if W > 1:
                 m.d.sync += victim.eq(victim + 1)
@@ -539,10 +589,11 @@ class Atu(wiring.Component):
         fl_done = busy & old_drained & (~fl_ats | all_got)
         with m.If(start_now):
             m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_nla.eq(regs.flush_nla), fl_vpid.eq(regs.flush_vpid),
-                         fl_ats.eq(regs.flush_ats), fl_id.eq(fl_id + 1), fl_sent.eq(fl_load), fl_got.eq(0)]
+                         fl_ats.eq(regs.flush_ats), fl_id.eq(fl_id + 1), fl_sent.eq(fl_load), fl_got.eq(0),
+                         fl_more.eq(regs.flush_ats & Mux(fl_load, nfu > 1, nfu > 0))]
         with m.Else():
             with m.If(fl_load):
-                m.d.sync += fl_sent.eq(fl_sent + 1)
+                m.d.sync += [fl_sent.eq(fl_sent + 1), fl_more.eq(fl_sent + 1 < nfu)]
             with m.If(fl_done):
                 m.d.sync += busy.eq(0)
         # dropped packets, counted at their first beat: ATS messages not taken, anything posted/non-posted

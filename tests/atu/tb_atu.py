@@ -163,13 +163,15 @@ async def set_gat(host, model, index, base):
 
 
 FU_WINDOW = (A["request_fifo"] - 1) // len(A["fu_ports"])
-"""Outstanding translation requests per FU model: together the FUs never have ``request_fifo`` requests
-outstanding, the ATU's contract (``docs/atu.md``, "FU contract"): its request FIFO then never fills, so
-``rx.ready[ATS]`` never drops and the HTAX never holds an ATS beat in front of the GATE responses."""
+"""Outstanding translation requests per FU model (test parameter ``window``, ``None``: no limit).  With
+the FUs together below ``request_fifo`` the ATU's request FIFO never fills.  Still needed after the HTAX
+hazard fix (7c05827): without it ``flush_storm`` seed 1466180304 hangs (``docs/atu.md``)."""
 
 
-def fus(dut, host, rng, delays=None, window=FU_WINDOW):
+def fus(dut, host, rng, delays=None):
+    """One :class:`FuModel` per FU port, each keeping at most ``window`` requests outstanding."""
     delays = delays or {}
+    window = tb_params().get("window", FU_WINDOW)
     return [FuModel(dut, p, host.clk, flush_delay=delays.get(p, 0), gap_p=tb_params().get("gap_p", 0.0),
                     rng=random.Random(rng.getrandbits(32)), window=window) for p in A["fu_ports"]]
 
