@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature
 
-__all__ = ["PacketShaper", "PacketRestorer", "packet_beats"]
+__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "packet_beats"]
 
 _IDX_BITS = 5   # packets have at most 1 + 3 + 15 beats (payload_words is a 4-bit field)
 
@@ -52,11 +52,11 @@ class PacketShaper(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         idx = Signal(_IDX_BITS)
-        length = Signal(_IDX_BITS)
+        last_idx = Signal(_IDX_BITS)    # index of the packet's last beat
         # The length is known from beat 0 (the network header), in beat 0 itself combinationally.
         # PAD only runs after at least one beat, so the header there is always the registered one.
-        cur_len = Mux(idx == 0, packet_beats(NetHeader(self.i.payload.data)), length)
-        at_end = idx == cur_len - 1
+        hdr = NetHeader(self.i.payload.data)
+        at_end = Mux(idx == 0, (hdr.command_words == 0) & (hdr.payload_words == 0), idx == last_idx)
 
         with m.FSM():
             with m.State("PASS"):
@@ -65,7 +65,7 @@ class PacketShaper(wiring.Component):
                 with m.If(self.o.valid & self.o.ready):
                     m.d.sync += idx.eq(idx + 1)
                     with m.If(idx == 0):
-                        m.d.sync += length.eq(cur_len)
+                        m.d.sync += last_idx.eq(hdr.command_words + hdr.payload_words)
                     with m.If(at_end):
                         m.d.sync += idx.eq(0)
                         with m.If(~self.i.payload.last):
@@ -104,22 +104,59 @@ class PacketRestorer(wiring.Component):
         m = Module()
         idx = Signal(_IDX_BITS)
         cmd_end = Signal(_IDX_BITS)     # index of the first payload beat
-        length = Signal(_IDX_BITS)
+        last_idx = Signal(_IDX_BITS)    # index of the last beat
         hdr = NetHeader(self.i.payload)
         m.d.comb += [self.o.valid.eq(self.i.valid), self.i.ready.eq(self.o.ready),
                      self.o.payload.data.eq(self.i.payload)]
+        # The input comes straight from the receive buffer's block RAM: little logic after it (timing).
         with m.If(idx == 0):
             m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER), self.o.payload.first.eq(1),
-                         self.o.payload.last.eq(packet_beats(hdr) == 1)]
+                         self.o.payload.last.eq((hdr.command_words == 0) & (hdr.payload_words == 0))]
         with m.Else():
             m.d.comb += [
                 self.o.payload.kind.eq(Mux(idx < cmd_end, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)),
-                self.o.payload.last.eq(idx == length - 1),
+                self.o.payload.last.eq(idx == last_idx),
             ]
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += idx.eq(idx + 1)
             with m.If(idx == 0):
-                m.d.sync += [cmd_end.eq(1 + hdr.command_words), length.eq(packet_beats(hdr))]
+                m.d.sync += [cmd_end.eq(1 + hdr.command_words),
+                             last_idx.eq(hdr.command_words + hdr.payload_words)]
             with m.If(self.o.payload.last):
                 m.d.sync += idx.eq(0)
+        return m
+
+
+class BeatBuffer(wiring.Component):
+    """Two-entry register FIFO of 64-bit beats: ``o.valid``, ``o.payload`` and ``i.ready`` come straight
+    from registers, so neither side's handshake logic reaches the other's (a timing cut, full
+    throughput, one cycle of latency).
+
+    Members
+    -------
+    i : ``In(stream.Signature(64))``
+    o : ``Out(stream.Signature(64))``
+    """
+
+    i: In(stream.Signature(64))
+    o: Out(stream.Signature(64))
+
+    def elaborate(self, platform):
+        m = Module()
+        head = Signal(64)
+        tail = Signal(64)
+        count = Signal(range(3))
+        m.d.comb += [self.o.valid.eq(count != 0), self.o.payload.eq(head), self.i.ready.eq(count != 2)]
+        push = self.i.valid & self.i.ready
+        pop = self.o.valid & self.o.ready
+        with m.If(pop):
+            m.d.sync += head.eq(Mux(count == 2, tail, self.i.payload))
+            with m.If(~push):
+                m.d.sync += count.eq(count - 1)
+        with m.Elif(push):
+            with m.If(count == 0):
+                m.d.sync += head.eq(self.i.payload)
+            with m.Else():
+                m.d.sync += tail.eq(self.i.payload)
+            m.d.sync += count.eq(count + 1)
         return m

@@ -10,14 +10,14 @@ it accepts a flit or ``nak_holdoff`` cycles pass, so the flits already in flight
 each trigger a replay.
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.crc import Processor
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
 
-from .params import FlitType, LinkParams, PhitCtl
+from .crc import crc_step
+from .params import FlitType, PhitCtl, require_params
 from .rx_buffer import RxBuffer
 
 __all__ = ["LinkRx"]
@@ -54,9 +54,7 @@ class LinkRx(wiring.Component):
     """
 
     def __init__(self, params):
-        if not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {params!r}")
-        self.params = params
+        self.params = require_params(params)
         p = params
         super().__init__({
             "phit": In(p.phit_bits), "ctl": In(PhitCtl),
@@ -87,7 +85,16 @@ class LinkRx(wiring.Component):
         ctl = Signal(PhitCtl)
         m.d.sync += [phit.eq(self.phit), ctl.eq(self.ctl)]
 
-        m.submodules.crc = crc = Processor(p.crc_algorithm(data_width=W))
+        # CRC over SOF and BODY phits.  The CRC phit is compared a cycle ahead, while the last header
+        # or beat phit is in ``phit`` and the CRC phit still at the input (timing): ``crc_match``.
+        crc_params = p.crc_algorithm(data_width=W)
+        crc_reg = Signal(p.crc_bits)
+        crc_base = Mux(ctl == PhitCtl.SOF, crc_params._initial_crc, crc_reg)
+        crc_next, crc_value = crc_step(crc_params, crc_base, phit)
+        crc_match = Signal()
+        m.d.sync += crc_match.eq(crc_value == self.phit[:p.crc_bits])
+        with m.If((ctl == PhitCtl.SOF) | (ctl == PhitCtl.BODY)):
+            m.d.sync += crc_reg.eq(crc_next)
 
         in_flit = Signal()
         stray = Signal()            # inside a run of phits that belong to no flit (lost SOF)
@@ -117,12 +124,19 @@ class LinkRx(wiring.Component):
         hdr_done = hdr_cnt == hdr_phits
         vc = dhdr.vc
 
+        # Sequence check of the flit in progress, registered (timing): the sequence number is in the
+        # first header phit, written at SOF; ``expected`` changes only at the EOF of an earlier flit;
+        # a data flit's EOF comes at least two cycles after its SOF, so both are settled by then.
+        in_seq = Signal()
+        is_ahead = Signal()
+        ahead = (dhdr.seq - expected)[:S]
+        m.d.sync += [in_seq.eq(ahead == 0), is_ahead.eq(ahead < (1 << (S - 1)))]
+
         bad = Signal()          # the flit in progress (or a stray run) is lost
         good_eof = Signal()
-        m.d.comb += [crc.data.eq(phit)]
 
         with m.If(ctl == PhitCtl.SOF):
-            m.d.comb += [crc.start.eq(1), crc.valid.eq(1), bad.eq(in_flit)]
+            m.d.comb += bad.eq(in_flit)
             m.d.sync += [in_flit.eq(1), stray.eq(0), hdr.eq(phit), hdr_cnt.eq(1), j.eq(0),
                          beats.eq(0), too_long.eq(0), ovf.eq(0)]
         with m.Elif(ctl == PhitCtl.BODY):
@@ -130,13 +144,11 @@ class LinkRx(wiring.Component):
                 m.d.comb += bad.eq(~stray)
                 m.d.sync += stray.eq(1)
             with m.Elif(~hdr_done):
-                m.d.comb += crc.valid.eq(1)
                 for k in range(1, p.header_phits):
                     with m.If(hdr_cnt == k):
                         m.d.sync += hdr[k * W:(k + 1) * W].eq(phit)
                 m.d.sync += hdr_cnt.eq(hdr_cnt + 1)
             with m.Else():
-                m.d.comb += crc.valid.eq(1)
                 m.d.sync += j.eq(j + 1)
                 if P > 1:
                     for k in range(P - 1):
@@ -160,7 +172,7 @@ class LinkRx(wiring.Component):
             with m.Else():
                 m.d.sync += in_flit.eq(0)
                 shape_ok = hdr_done & (j == 0) & ~too_long & (is_ctrl | (beats != 0))
-                with m.If(shape_ok & (crc.crc == phit[:p.crc_bits])):
+                with m.If(shape_ok & crc_match):
                     m.d.comb += good_eof.eq(1)
                 with m.Else():
                     m.d.comb += bad.eq(1)
@@ -176,15 +188,14 @@ class LinkRx(wiring.Component):
                 m.d.comb += [self.credit[v].eq(chdr.credit[v]) for v in range(p.VCS)]
             with m.Else():
                 m.d.comb += self.ack.eq(dhdr.ack)
-                ahead = (dhdr.seq - expected)[:S]
-                with m.If((ahead == 0) & ~ovf):
+                with m.If(in_seq & ~ovf):
                     m.d.comb += [bufs[v].commit.eq(vc == v) for v in range(p.VCS)]
                     m.d.sync += [expected.eq(expected + 1), nak_out.eq(0)]
                 with m.Else():
                     m.d.comb += [bufs[v].rollback.eq(1) for v in range(p.VCS)]
-                    with m.If(ahead == 0):
+                    with m.If(in_seq):
                         m.d.comb += [self.overflow.eq(1), want_nak.eq(1)]
-                    with m.Elif(ahead < (1 << (S - 1))):
+                    with m.Elif(is_ahead):
                         m.d.comb += want_nak.eq(1)
         with m.If(bad):
             m.d.comb += [self.bad_flit.eq(1), want_nak.eq(1)]

@@ -21,14 +21,14 @@ cumulative acknowledgement, a NAK flag and the cumulative credit counters of bot
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.crc import Processor
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
 
-from .framing import PacketShaper
-from .params import FlitType, LinkParams, PhitCtl
+from .crc import crc_step
+from .framing import BeatBuffer, PacketShaper
+from .params import FlitType, PhitCtl, require_params
 
 __all__ = ["LinkTx"]
 
@@ -69,9 +69,7 @@ class LinkTx(wiring.Component):
     """
 
     def __init__(self, params):
-        if not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {params!r}")
-        self.params = params
+        self.params = require_params(params)
         p = params
         super().__init__({
             "tx": In(NetStreamSignature()).array(p.VCS),
@@ -93,13 +91,18 @@ class LinkTx(wiring.Component):
         W, P, S, C, R = p.phit_bits, p.phits_per_beat, p.seq_bits, p.credit_bits, p.replay_flits
         rbits = R.bit_length() - 1
 
+        # Shaper, then a register FIFO: the flit logic sees registered valid/data, the network side a
+        # registered ready (timing).
         shapers = []
         for vc in range(p.VCS):
             sh = PacketShaper()
+            fifo = BeatBuffer()
             m.submodules[f"shaper{vc}"] = sh
+            m.submodules[f"fifo{vc}"] = fifo
             wiring.connect(m, wiring.flipped(self.tx[vc]), sh.i)
+            wiring.connect(m, sh.o, fifo.i)
             m.d.comb += self.ev_malformed[vc].eq(sh.malformed)
-            shapers.append(sh)
+            shapers.append(fifo)
 
         # Replay buffer: beats at (slot, beat); per-slot metadata (vc, beat count).
         meta_layout = Cat(Signal(1), Signal(p.beat_cnt_bits)).shape()
@@ -110,11 +113,18 @@ class LinkTx(wiring.Component):
         mwp = mmem.write_port()
         mrp = mmem.read_port(transparent_for=())
 
-        m.submodules.crc = crc = Processor(p.crc_algorithm(data_width=W))
+        # CRC over the phits as they leave the output register (timing: the phit multiplexer does not
+        # feed the CRC logic); the CRC phit takes the last header/beat phit in combinationally.
+        crc_params = p.crc_algorithm(data_width=W)
+        crc_reg = Signal(p.crc_bits)
+        crc_base = Mux(self.ctl == PhitCtl.SOF, crc_params._initial_crc, crc_reg)
+        crc_next, crc_value = crc_step(crc_params, crc_base, self.phit)
+        with m.If((self.ctl == PhitCtl.SOF) | (self.ctl == PhitCtl.BODY)):
+            m.d.sync += crc_reg.eq(crc_next)
 
         state = Signal(2, init=_IDLE)
         kind = Signal(2)
-        hdr = Signal(p.header_phits * W)
+        hdr = Signal(p.header_phits * W)     # shifted right by one phit per header phit sent
         hdr_idx = Signal(range(p.header_phits + 1))
         hdr_last = Signal(range(p.header_phits + 1))
         cur_vc = Signal()
@@ -122,10 +132,11 @@ class LinkTx(wiring.Component):
         nbeats = Signal(p.beat_cnt_bits)
         beat_cnt = Signal(p.beat_cnt_bits)
         j = Signal(range(P))
-        beat_reg = Signal(64)
+        beat_reg = Signal(64)           # the beat being sent, shifted right by one phit per phit
         last_vc = Signal()
 
         next_seq = Signal(S)
+        next_seq_p1 = Signal(S, init=1)     # next_seq + 1, kept as a register (timing)
         ack_seq = Signal(S)
         replaying = Signal()
         replay_ptr = Signal(S)
@@ -141,9 +152,18 @@ class LinkTx(wiring.Component):
         m.d.comb += self.link_error.eq(link_error)
 
         avail = [Signal(C + 1, name=f"avail{v}") for v in range(p.VCS)]
+        # credit_ok: at least one credit, registered from the previous cycle's count (timing).  At most
+        # one beat per cycle is sent, so >= 2 then means >= 1 now; one credit of the pool goes unused.
+        credit_ok = [Signal(name=f"credit_ok{v}", init=1) for v in range(p.VCS)]
         for v in range(p.VCS):
             m.d.comb += avail[v].eq(p.rx_buffer_beats - (sent[v] - peer_freed[v])[:C])
-        outstanding = (next_seq - ack_seq)[:S]
+            m.d.sync += credit_ok[v].eq(avail[v] >= 2)
+        # outstanding = next_seq - ack_seq, kept as a register with the two window compares of its next
+        # value (timing); updated below from finish_data and the acknowledgement progress.
+        outstanding = Signal(S)
+        win_lt_r = Signal(init=1)            # outstanding < R
+        win_lt_r1 = Signal(init=R > 1)       # outstanding < R - 1
+        unacked = next_seq != ack_seq       # outstanding != 0 without the subtraction (timing)
         replay_active = replaying & (replay_ptr != next_seq)
         m.d.sync += replay_ptr_prev.eq(replay_ptr)
         meta_ok = replay_ptr == replay_ptr_prev
@@ -159,20 +179,42 @@ class LinkTx(wiring.Component):
         with m.Else():
             m.d.comb += [src_valid.eq(Mux(cur_vc, shapers[1].o.valid, shapers[0].o.valid)),
                          src_data.eq(Mux(cur_vc, shapers[1].o.payload, shapers[0].o.payload))]
-        urgent = nak_pending | replay_active | link_error
+        # Whether the flit ends at the next beat boundary instead of taking another beat: the replayed
+        # flit's length is reached, or for new data the source has no beat, the flit is full, the peer
+        # has no credit, or a NAK, replay or link error is pending (which ends the flit at a beat
+        # boundary).  With several phits per beat this is decided a cycle ahead, from registers (timing):
+        # the cycle before a beat boundary sends no beat, so beat_cnt is final and credit_ok still
+        # holds at the boundary; a source beat or an urgent event that comes in that very cycle waits
+        # for the next boundary.
         at_beat = (state == _BODY) & (j == 0)
-        cur_avail = Mux(cur_vc, avail[1], avail[0])
         end_now = Signal()
-        m.d.comb += end_now.eq(at_beat & Mux(
-            kind == _REPLAY, beat_cnt == nbeats,
-            (beat_cnt != 0) & (~src_valid | (beat_cnt == p.max_beats) | (cur_avail == 0) | urgent)))
+        cur_ok = Mux(cur_vc, credit_ok[1], credit_ok[0])
+        if P > 1:
+            end_pre = Signal()
+            m.d.sync += end_pre.eq(Mux(
+                kind == _REPLAY, beat_cnt == nbeats,
+                (beat_cnt != 0) & (~src_valid | (beat_cnt == p.max_beats) | ~cur_ok
+                                   | nak_pending | replay_active | link_error)))
+            m.d.comb += end_now.eq(at_beat & end_pre)
+        else:
+            urgent = Signal()       # registered (timing): the flit may take one more beat
+            m.d.sync += urgent.eq(nak_pending | replay_active | link_error)
+            m.d.comb += end_now.eq(at_beat & Mux(
+                kind == _REPLAY, beat_cnt == nbeats,
+                (beat_cnt != 0) & (~src_valid | (beat_cnt == p.max_beats) | ~cur_ok | urgent)))
         emit_crc = (state == _CRC) | end_now
         consume = at_beat & ~end_now
 
-        # Replay buffer access: write new beats; read the beat that the next j == 0 consumes.
-        beat_next = beat_cnt + consume
-        m.d.comb += [rrp.addr.eq(Cat(beat_next[:p.beat_idx_bits], cur_seq[:rbits])),
-                     rwp.addr.eq(Cat(beat_cnt[:p.beat_idx_bits], cur_seq[:rbits])),
+        # Replay buffer access: read the beat that the next j == 0 consumes; write new beats a cycle
+        # after they are sent (registered: timing; a flit is replayed a round trip later at the earliest).
+        # With several phits per beat, consumes are at least two cycles apart and beat_cnt itself is
+        # the address (registered); with one phit per beat the address must run a beat ahead.
+        if P > 1:
+            m.d.comb += rrp.addr.eq(Cat(beat_cnt[:p.beat_idx_bits], cur_seq[:rbits]))
+        else:
+            beat_next = beat_cnt + consume
+            m.d.comb += rrp.addr.eq(Cat(beat_next[:p.beat_idx_bits], cur_seq[:rbits]))
+        m.d.sync += [rwp.addr.eq(Cat(beat_cnt[:p.beat_idx_bits], cur_seq[:rbits])),
                      rwp.data.eq(src_data),
                      rwp.en.eq(consume & (kind == _DATA))]
         for v, sh in enumerate(shapers):
@@ -183,50 +225,50 @@ class LinkTx(wiring.Component):
         # The phit of this cycle.
         out_phit = Signal(W)
         out_ctl = Signal(PhitCtl)
-        cur_beat = Mux(j == 0, src_data, beat_reg)
+        # The header or beat phit, independent of end_now (which only chooses the CRC phit instead).
+        body_phit = Signal(W)
+        m.d.comb += body_phit.eq(Mux(state == _HDR, hdr[:W], Mux(j == 0, src_data[:W], beat_reg[:W])))
         with m.If(emit_crc):
-            m.d.comb += [out_phit.eq(crc.crc), out_ctl.eq(PhitCtl.EOF)]
+            m.d.comb += [out_phit.eq(crc_value), out_ctl.eq(PhitCtl.EOF)]
         with m.Elif(state == _HDR):
-            m.d.comb += [out_phit.eq(hdr.word_select(hdr_idx, W)),
-                         out_ctl.eq(Mux(hdr_idx == 0, PhitCtl.SOF, PhitCtl.BODY))]
+            m.d.comb += [out_phit.eq(body_phit), out_ctl.eq(Mux(hdr_idx == 0, PhitCtl.SOF, PhitCtl.BODY))]
         with m.Elif(state == _BODY):
-            m.d.comb += [out_phit.eq(cur_beat.word_select(j, W)), out_ctl.eq(PhitCtl.BODY)]
+            m.d.comb += [out_phit.eq(body_phit), out_ctl.eq(PhitCtl.BODY)]
         with m.Else():
             m.d.comb += [out_phit.eq(0), out_ctl.eq(PhitCtl.IDLE)]
-        m.d.comb += [crc.data.eq(out_phit), crc.valid.eq((state == _HDR) | ((state == _BODY) & ~end_now)),
-                     crc.start.eq((state == _HDR) & (hdr_idx == 0))]
         m.d.sync += [self.phit.eq(out_phit), self.ctl.eq(out_ctl),
                      self.tx_data_phit.eq((out_ctl != PhitCtl.IDLE) & (kind != _CTRL)
                                           & (state != _IDLE))]
 
         # Per-state sequencing.
         with m.If(state == _HDR):
-            m.d.sync += hdr_idx.eq(hdr_idx + 1)
+            m.d.sync += [hdr_idx.eq(hdr_idx + 1), hdr.eq(hdr >> W)]
             with m.If(hdr_idx == hdr_last):
                 m.d.sync += [hdr_idx.eq(0), j.eq(0), beat_cnt.eq(0)]
                 m.d.sync += state.eq(Mux(kind == _CTRL, _CRC, _BODY))
         with m.If(consume):
-            m.d.sync += [beat_reg.eq(src_data), beat_cnt.eq(beat_cnt + 1)]
+            m.d.sync += [beat_reg.eq(src_data >> W), beat_cnt.eq(beat_cnt + 1)]
             if P > 1:
                 m.d.sync += j.eq(1)
         if P > 1:
             with m.If((state == _BODY) & (j != 0)):
-                m.d.sync += j.eq(Mux(j == P - 1, 0, j + 1))
+                m.d.sync += [j.eq(Mux(j == P - 1, 0, j + 1)), beat_reg.eq(beat_reg >> W)]
 
         # End of flit bookkeeping.
         finish_data = emit_crc & (kind == _DATA) & (state != _IDLE)
         with m.If(finish_data):
-            m.d.sync += next_seq.eq(next_seq + 1)
+            m.d.sync += [next_seq.eq(next_seq_p1), next_seq_p1.eq(next_seq_p1 + 1)]
             m.d.comb += [mwp.addr.eq(cur_seq[:rbits]), mwp.data.eq(Cat(cur_vc, beat_cnt)),
                          mwp.en.eq(1)]
             m.d.sync += since_ctrl.eq(Mux(since_ctrl == CTRL_EVERY, CTRL_EVERY, since_ctrl + 1))
 
         # Choice of the next flit, at the end of one or when idle.
         decide = emit_crc | (state == _IDLE)
-        window_ok = (outstanding + finish_data) < R
-        can = [shapers[v].o.valid & (avail[v] != 0) for v in range(p.VCS)]
-        credit_dirty = Signal()
-        m.d.comb += credit_dirty.eq(
+        # Replay window: outstanding + finish_data < R, as two compares of registers and a select.
+        window_ok = Mux(finish_data, win_lt_r1, win_lt_r)
+        can = [shapers[v].o.valid & credit_ok[v] for v in range(p.VCS)]
+        credit_dirty = Signal()     # registered (timing): an update may wait one more cycle
+        m.d.sync += credit_dirty.eq(
             (self.freed[0] != credit_sent[0]) | (self.freed[1] != credit_sent[1]))
         d_hdr = p.data_header(Signal(p.data_header.size, name="d_hdr"))
         c_hdr = p.ctrl_header(Signal(p.ctrl_header.size, name="c_hdr"))
@@ -264,8 +306,9 @@ class LinkTx(wiring.Component):
                 start_ctrl()
             with m.Elif(window_ok & (can[0] | can[1])):
                 vc = Mux(can[0] & can[1], ~last_vc, can[1])
-                m.d.comb += [d_vc.eq(vc), d_seq.eq(next_seq + finish_data)]
-                start(_DATA, vc, next_seq + finish_data, d_hdr.as_value(), p.data_header_phits)
+                new_seq = Mux(finish_data, next_seq_p1, next_seq)
+                m.d.comb += [d_vc.eq(vc), d_seq.eq(new_seq)]
+                start(_DATA, vc, new_seq, d_hdr.as_value(), p.data_header_phits)
                 m.d.sync += last_vc.eq(vc)
             with m.Else():
                 start_ctrl()
@@ -275,43 +318,78 @@ class LinkTx(wiring.Component):
         # Incoming acknowledgements and credits.
         with m.If(self.nak_req):
             m.d.sync += nak_pending.eq(1)
+        # Acknowledgements in two stages (timing): the window check against the registers, then its
+        # effect.  Acks come at most every other cycle (one per flit of >= 2 phits), so ack_seq has
+        # taken the previous one when the next is checked; next_seq only grows, which keeps the
+        # check valid a cycle later.
+        a_valid = Signal()
+        a_ack = Signal(S)
+        a_nak = Signal()
+        a_in_window = Signal()
+        a_moves = Signal()
+        a_adv = Signal(S)
+        a_past = Signal()           # the ack is past the replay pointer
+        rp_reset = Signal()         # replay_ptr was set to ack_seq in the cycle of the check
+        adv = (self.ack - ack_seq)[:S]
+        m.d.sync += [a_valid.eq(self.ack_valid), a_ack.eq(self.ack), a_nak.eq(self.ack_nak),
+                     a_in_window.eq(adv <= outstanding), a_moves.eq(adv != 0), a_adv.eq(adv),
+                     a_past.eq(adv > (replay_ptr - ack_seq)[:S]), rp_reset.eq(0)]
         new_ack = Signal(S)
         m.d.comb += new_ack.eq(ack_seq)
-        adv = (self.ack - ack_seq)[:S]
         progress = Signal()
-        with m.If(self.ack_valid):
-            with m.If(adv > outstanding):
+        with m.If(a_valid):
+            with m.If(~a_in_window):
                 m.d.comb += self.ev_protocol.eq(1)
-            with m.Elif(adv != 0):
-                m.d.comb += [new_ack.eq(self.ack), progress.eq(1)]
-                m.d.sync += [ack_seq.eq(self.ack), attempts.eq(0)]
-                with m.If(replaying & (adv > (replay_ptr - ack_seq)[:S])):
-                    m.d.sync += replay_ptr.eq(self.ack)
-        with m.If(self.credit_valid):
+            with m.Elif(a_moves):
+                m.d.comb += [new_ack.eq(a_ack), progress.eq(1)]
+                m.d.sync += [ack_seq.eq(a_ack), attempts.eq(0)]
+                # replay_ptr only grows, or was reset to ack_seq (then any progress is past it)
+                with m.If(replaying & (a_past | rp_reset)):
+                    m.d.sync += replay_ptr.eq(a_ack)
+        # Credits in two stages like the acks (timing): peer_freed changes only through them, and sent
+        # only grows, so the check stays valid a cycle later.
+        c_valid = Signal()
+        c_credit = [Signal(C, name=f"c_credit{v}") for v in range(p.VCS)]
+        c_ok = [Signal(name=f"c_ok{v}") for v in range(p.VCS)]
+        m.d.sync += c_valid.eq(self.credit_valid)
+        for v in range(p.VCS):
+            m.d.sync += [c_credit[v].eq(self.credit[v]),
+                         c_ok[v].eq((self.credit[v] - peer_freed[v])[:C] <= (sent[v] - peer_freed[v])[:C])]
+        with m.If(c_valid):
             for v in range(p.VCS):
-                with m.If((self.credit[v] - peer_freed[v])[:C] <= (sent[v] - peer_freed[v])[:C]):
-                    m.d.sync += peer_freed[v].eq(self.credit[v])
+                with m.If(c_ok[v]):
+                    m.d.sync += peer_freed[v].eq(c_credit[v])
                 with m.Else():
                     m.d.comb += self.ev_protocol.eq(1)
 
         # Replay triggers: NAK, replay timer; failed attempts lead to the link-error state.
-        remaining = (next_seq - new_ack)[:S] != 0
-        nak_trig = self.ack_valid & self.ack_nak & remaining & ~link_error
-        tmo_trig = (timer >= self.replay_timeout) & (outstanding != 0) & ~link_error
-        m.d.comb += [self.ev_nak_received.eq(self.ack_valid & self.ack_nak),
+        remaining = Mux(progress, next_seq != a_ack, unacked)
+        out_base = Signal(S)         # the next outstanding without this cycle's finish_data
+        m.d.comb += out_base.eq(outstanding - Mux(progress, a_adv, 0))
+        m.d.sync += [outstanding.eq(out_base + finish_data),
+                     win_lt_r.eq(Mux(finish_data, out_base < R - 1, out_base < R)),
+                     win_lt_r1.eq(Mux(finish_data, out_base < R - 2, out_base < R - 1))]
+        nak_trig = a_valid & a_nak & remaining & ~link_error
+        # The timer compare is registered (timing); timer_restart masks the cycle after a restart.
+        timer_hit = Signal()
+        timer_restart = Signal()
+        m.d.sync += [timer_hit.eq(timer >= self.replay_timeout), timer_restart.eq(0)]
+        tmo_trig = timer_hit & ~timer_restart & unacked & ~link_error
+        m.d.comb += [self.ev_nak_received.eq(a_valid & a_nak),
                      self.ev_timeout.eq(tmo_trig)]
-        with m.If(progress | (outstanding == 0) | link_error):
-            m.d.sync += timer.eq(0)
+        with m.If(progress | ~unacked | link_error):
+            m.d.sync += [timer.eq(0), timer_restart.eq(1)]
         with m.Elif(timer != 0xffff):
             m.d.sync += timer.eq(timer + 1)
         with m.If(nak_trig | tmo_trig):
-            m.d.sync += timer.eq(0)
+            m.d.sync += [timer.eq(0), timer_restart.eq(1)]
             with m.If(attempts >= self.max_replays):
                 m.d.sync += link_error.eq(1)
                 m.d.comb += self.irq.eq(1)
             with m.Else():
-                m.d.sync += [attempts.eq(attempts + 1), replaying.eq(1), replay_ptr.eq(new_ack)]
+                m.d.sync += [attempts.eq(attempts + 1), replaying.eq(1), replay_ptr.eq(new_ack),
+                             rp_reset.eq(1)]
         with m.If(self.retrain & link_error):
-            m.d.sync += [link_error.eq(0), attempts.eq(0), timer.eq(0), replaying.eq(1),
-                         replay_ptr.eq(new_ack)]
+            m.d.sync += [link_error.eq(0), attempts.eq(0), timer.eq(0), timer_restart.eq(1), replaying.eq(1),
+                         replay_ptr.eq(new_ack), rp_reset.eq(1)]
         return m

@@ -8,7 +8,7 @@ See ``docs/link.md`` for the wire format these definitions describe.
 from amaranth.lib import data, enum
 from amaranth.lib.crc import catalog
 
-__all__ = ["PhitCtl", "FlitType", "LinkParams"]
+__all__ = ["PhitCtl", "FlitType", "LinkParams", "require_params"]
 
 
 class PhitCtl(enum.Enum, shape=2):
@@ -127,3 +127,11 @@ class LinkParams:
             "phit_bits", "flit_phits", "replay_flits", "rx_buffer_beats", "seq_bits", "counter_bits",
             "credit_bits", "max_beats", "data_header_phits", "ctrl_header_phits")} | {
             "crc": self.crc_name}
+
+
+def require_params(params):
+    """``params`` if it is a :class:`LinkParams`; the shared check of every link component's
+    constructor.  Raises ``TypeError`` otherwise."""
+    if not isinstance(params, LinkParams):
+        raise TypeError(f"params must be a LinkParams, not {params!r}")
+    return params

@@ -13,8 +13,8 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
 
-from .framing import PacketRestorer
-from .params import LinkParams
+from .framing import BeatBuffer, PacketRestorer
+from .params import require_params
 
 __all__ = ["RxBuffer"]
 
@@ -40,9 +40,7 @@ class RxBuffer(wiring.Component):
     """
 
     def __init__(self, params):
-        if not isinstance(params, LinkParams):
-            raise TypeError(f"params must be a LinkParams, not {params!r}")
-        self.params = params
+        self.params = require_params(params)
         c = params.credit_bits
         super().__init__({
             "w_en": In(1), "w_data": In(64), "room": Out(1), "commit": In(1), "rollback": In(1),
@@ -57,6 +55,8 @@ class RxBuffer(wiring.Component):
         wp = mem.write_port()
         rp = mem.read_port(transparent_for=())
         m.submodules.restore = restore = PacketRestorer()
+        m.submodules.out = out = BeatBuffer()       # registers the block RAM output (timing)
+        wiring.connect(m, out.o, restore.i)
         wiring.connect(m, wiring.flipped(self.o), restore.o)
 
         spec = Signal(p.credit_bits)
@@ -75,12 +75,12 @@ class RxBuffer(wiring.Component):
 
         # Prefetching read: the read port's data register is the output stage; it holds while the
         # consumer stalls because the port is only enabled when a new beat is fetched.
-        fetch = (rd != committed) & (~out_valid | restore.i.ready)
+        fetch = (rd != committed) & (~out_valid | out.i.ready)
         m.d.comb += [rp.addr.eq(rd[:abits]), rp.en.eq(fetch),
-                     restore.i.valid.eq(out_valid), restore.i.payload.eq(rp.data)]
+                     out.i.valid.eq(out_valid), out.i.payload.eq(rp.data)]
         with m.If(fetch):
             m.d.sync += [rd.eq(rd + 1), out_valid.eq(1)]
-        with m.Elif(restore.i.ready):
+        with m.Elif(out.i.ready):
             m.d.sync += out_valid.eq(0)
         m.d.comb += self.freed.eq(rd)
         return m

@@ -9,7 +9,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from rtl.net import LinkParams, LinkPort, PacketRestorer, PacketShaper
+from rtl.net import LinkParams, LinkPort, LinkRx, LinkTx, PacketRestorer, PacketShaper, RxBuffer
 from sim.link_model import beats_of, crc_bytes, random_packet, shape_stream
 
 CRC_REFERENCE = {16: crc.Calculator(crc.Crc16.IBM_3740), 32: crc.Calculator(crc.Crc32.CRC32),
@@ -163,3 +163,10 @@ def test_framing_round_trip_matches_model():
     sim.run()
     assert got == expected
     assert malformed == bad_packets
+
+
+@pytest.mark.parametrize("cls", [LinkTx, LinkRx, RxBuffer])
+def test_components_require_link_params(cls):
+    with pytest.raises(TypeError, match=r"^params must be a LinkParams, not \{'phit_bits': 16\}$"):
+        cls({"phit_bits": 16})
+    assert cls(LinkParams()).params.phit_bits == 16
