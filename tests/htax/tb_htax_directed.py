@@ -199,7 +199,7 @@ async def round_robin_bound(dut):
 async def sink_drains_via_other_vc(dut):
     """A sink takes one packet on VC v, then refuses v until a packet on another VC w has arrived.
 
-    This is the ATU (docs/architecture.md, "Known hazard"): its ATS request queue drains only as the
+    This is the ATU (docs/architecture.md, "Fresh `ready` rule"): its ATS request queue drains only as the
     GATE read responses come back on the response VC.  Here every v packet the sink takes makes a third
     port send it one w packet a few cycles later.  The switch must not start a v packet on the
     ``ready[v]`` of the cycle in which the previous v packet's last beat took the sink's last slot:
