@@ -495,7 +495,12 @@ class Atu(wiring.Component):
             with m.If(rxb.first):
                 m.d.sync += r_in.eq(~rxb.last)
                 ok_data = (rxh.status == HtaxStatus.OK) & (rxh.body.mem.length != 0) & ~rxb.last
-                m.d.sync += [r_want.eq(is_hdr & ok_data), r_tag.eq(rxh.tag)]
+                # the data beat is taken only for a slot already waiting when the header arrives: its
+                # request info (read now, below) was written at least one cycle before
+                h_wait = waiting.bit_select(rxh.tag[:_log2(R)], 1)
+                if R < 32:
+                    h_wait = h_wait & (rxh.tag[_log2(R):] == 0)
+                m.d.sync += [r_want.eq(is_hdr & ok_data & h_wait), r_tag.eq(rxh.tag)]
                 with m.If(is_hdr & ~ok_data):
                     m.d.comb += [fin.eq(1), fin_err.eq(1), fin_tag.eq(rxh.tag)]
             with m.Elif(r_in):
