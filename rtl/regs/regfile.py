@@ -69,6 +69,7 @@ from rtl.common.htax import (
     malformed,
     transfer,
 )
+from rtl.common.params import rejecting
 
 from .spec import REG_BITS, Block, Reg
 
@@ -217,12 +218,9 @@ class RegisterFile(wiring.Component):
             "hw": Out(wiring.Signature(members)),
         })
         self._flops, self._arrays = [], []
-        try:
+        with rejecting(self):
             self._collect(regmap, 0, self.hw, regmap.name)
             self._check_layout()
-        except ValueError:
-            self._MustUse__silence = True       # a rejected description is not an unused design
-            raise
 
     # -- description walking ------------------------------------------------------------------
     def _collect(self, block, base, port, path):
