@@ -491,16 +491,19 @@ class Atu(wiring.Component):
         fin_err = Signal()
         fin_tag = Signal(5)
         is_hdr = rsp_beat & rxb.first & (rxh.cmd == HtaxCmd.RESPONSE)
+
+        def waiting_for(tag):
+            """``tag`` (a DMA read tag) names a reorder-buffer slot that waits for its GATE."""
+            hit = waiting.bit_select(tag[:_log2(R)], 1)
+            return hit & (tag[_log2(R):] == 0) if R < 32 else hit
+
         with m.If(rsp_beat):
             with m.If(rxb.first):
                 m.d.sync += r_in.eq(~rxb.last)
                 ok_data = (rxh.status == HtaxStatus.OK) & (rxh.body.mem.length != 0) & ~rxb.last
                 # the data beat is taken only for a slot already waiting when the header arrives: its
                 # request info (read now, below) was written at least one cycle before
-                h_wait = waiting.bit_select(rxh.tag[:_log2(R)], 1)
-                if R < 32:
-                    h_wait = h_wait & (rxh.tag[_log2(R):] == 0)
-                m.d.sync += [r_want.eq(is_hdr & ok_data & h_wait), r_tag.eq(rxh.tag)]
+                m.d.sync += [r_want.eq(is_hdr & ok_data & waiting_for(rxh.tag)), r_tag.eq(rxh.tag)]
                 with m.If(is_hdr & ~ok_data):
                     m.d.comb += [fin.eq(1), fin_err.eq(1), fin_tag.eq(rxh.tag)]
             with m.Elif(r_in):
@@ -508,9 +511,7 @@ class Atu(wiring.Component):
                 with m.If(r_want):
                     m.d.comb += [fin.eq(1), fin_tag.eq(r_tag)]
         slot = fin_tag[:_log2(R)]
-        slot_ok = fin & waiting.bit_select(slot, 1)
-        if R < 32:
-            slot_ok = slot_ok & (fin_tag[_log2(R):] == 0)
+        slot_ok = fin & waiting_for(fin_tag)
         gate = data.View(Gate, rxb.word.data)
         # the slot's request info is read with the header's tag and registered, so the GATE check in the
         # data beat's cycle starts from flops; an error response (no data) needs no info.  The check's

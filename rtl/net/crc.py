@@ -1,8 +1,11 @@
-"""Combinational CRC update for the link's per-flit CRC (see ``docs/link.md``, "CRC")."""
+"""The link's per-flit CRC (see ``docs/link.md``, "CRC"): a combinational update step and the running
+flit CRC that the transmitter and the receiver both keep."""
 
-from amaranth.hdl import Cat
+from amaranth.hdl import Cat, Mux, Signal
 
-__all__ = ["crc_step"]
+from .params import PhitCtl
+
+__all__ = ["crc_step", "flit_crc"]
 
 
 def crc_step(parameters, state, data):
@@ -29,3 +32,19 @@ def crc_step(parameters, state, data):
     nxt = Cat(*bits)
     out = (nxt[::-1] if parameters._reflect_output else nxt) ^ parameters._xor_output
     return nxt, out
+
+
+def flit_crc(m, link_params, ctl, phit):
+    """The CRC of the flit in progress, including ``phit``, as combinational logic on a CRC register.
+
+    ``ctl``/``phit`` is a registered phit stream: an SOF phit restarts the CRC, SOF and BODY phits
+    enter the register.  The value is that of every SOF/BODY phit up to and including the current one,
+    so it is ready in the cycle of the flit's last header or beat phit.
+    """
+    crc_params = link_params.crc_algorithm(data_width=len(phit))
+    crc_reg = Signal(link_params.crc_bits)
+    crc_base = Mux(ctl == PhitCtl.SOF, crc_params._initial_crc, crc_reg)
+    crc_next, crc_value = crc_step(crc_params, crc_base, phit)
+    with m.If((ctl == PhitCtl.SOF) | (ctl == PhitCtl.BODY)):
+        m.d.sync += crc_reg.eq(crc_next)
+    return crc_value

@@ -18,14 +18,19 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature
 
-__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "packet_beats"]
+__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "header_only", "last_index"]
 
 _IDX_BITS = 5   # packets have at most 1 + 3 + 15 beats (payload_words is a 4-bit field)
 
 
-def packet_beats(header):
-    """Beats of a packet whose network header is ``header`` (a :class:`NetHeader` view)."""
-    return 1 + header.command_words + header.payload_words
+def header_only(header):
+    """The packet whose network header is ``header`` (a :class:`NetHeader` view) is that one beat."""
+    return (header.command_words == 0) & (header.payload_words == 0)
+
+
+def last_index(header):
+    """Index of the last beat of the packet whose network header is ``header``."""
+    return header.command_words + header.payload_words
 
 
 class PacketShaper(wiring.Component):
@@ -56,7 +61,7 @@ class PacketShaper(wiring.Component):
         # The length is known from beat 0 (the network header), in beat 0 itself combinationally.
         # PAD only runs after at least one beat, so the header there is always the registered one.
         hdr = NetHeader(self.i.payload.data)
-        at_end = Mux(idx == 0, (hdr.command_words == 0) & (hdr.payload_words == 0), idx == last_idx)
+        at_end = Mux(idx == 0, header_only(hdr), idx == last_idx)
 
         with m.FSM():
             with m.State("PASS"):
@@ -65,7 +70,7 @@ class PacketShaper(wiring.Component):
                 with m.If(self.o.valid & self.o.ready):
                     m.d.sync += idx.eq(idx + 1)
                     with m.If(idx == 0):
-                        m.d.sync += last_idx.eq(hdr.command_words + hdr.payload_words)
+                        m.d.sync += last_idx.eq(last_index(hdr))
                     with m.If(at_end):
                         m.d.sync += idx.eq(0)
                         with m.If(~self.i.payload.last):
@@ -111,7 +116,7 @@ class PacketRestorer(wiring.Component):
         # The input comes straight from the receive buffer's block RAM: little logic after it (timing).
         with m.If(idx == 0):
             m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER), self.o.payload.first.eq(1),
-                         self.o.payload.last.eq((hdr.command_words == 0) & (hdr.payload_words == 0))]
+                         self.o.payload.last.eq(header_only(hdr))]
         with m.Else():
             m.d.comb += [
                 self.o.payload.kind.eq(Mux(idx < cmd_end, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)),
@@ -121,7 +126,7 @@ class PacketRestorer(wiring.Component):
             m.d.sync += idx.eq(idx + 1)
             with m.If(idx == 0):
                 m.d.sync += [cmd_end.eq(1 + hdr.command_words),
-                             last_idx.eq(hdr.command_words + hdr.payload_words)]
+                             last_idx.eq(last_index(hdr))]
             with m.If(self.o.payload.last):
                 m.d.sync += idx.eq(0)
         return m

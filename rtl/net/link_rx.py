@@ -10,13 +10,13 @@ it accepts a flit or ``nak_holdoff`` cycles pass, so the flits already in flight
 each trigger a replay.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
 
-from .crc import crc_step
+from .crc import flit_crc
 from .params import FlitType, PhitCtl, require_params
 from .rx_buffer import RxBuffer
 
@@ -87,14 +87,9 @@ class LinkRx(wiring.Component):
 
         # CRC over SOF and BODY phits.  The CRC phit is compared a cycle ahead, while the last header
         # or beat phit is in ``phit`` and the CRC phit still at the input (timing): ``crc_match``.
-        crc_params = p.crc_algorithm(data_width=W)
-        crc_reg = Signal(p.crc_bits)
-        crc_base = Mux(ctl == PhitCtl.SOF, crc_params._initial_crc, crc_reg)
-        crc_next, crc_value = crc_step(crc_params, crc_base, phit)
+        crc_value = flit_crc(m, p, ctl, phit)
         crc_match = Signal()
         m.d.sync += crc_match.eq(crc_value == self.phit[:p.crc_bits])
-        with m.If((ctl == PhitCtl.SOF) | (ctl == PhitCtl.BODY)):
-            m.d.sync += crc_reg.eq(crc_next)
 
         in_flit = Signal()
         stray = Signal()            # inside a run of phits that belong to no flit (lost SOF)

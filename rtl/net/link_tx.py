@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
 
-from .crc import crc_step
+from .crc import flit_crc
 from .framing import BeatBuffer, PacketShaper
 from .params import FlitType, PhitCtl, require_params
 
@@ -115,12 +115,7 @@ class LinkTx(wiring.Component):
 
         # CRC over the phits as they leave the output register (timing: the phit multiplexer does not
         # feed the CRC logic); the CRC phit takes the last header/beat phit in combinationally.
-        crc_params = p.crc_algorithm(data_width=W)
-        crc_reg = Signal(p.crc_bits)
-        crc_base = Mux(self.ctl == PhitCtl.SOF, crc_params._initial_crc, crc_reg)
-        crc_next, crc_value = crc_step(crc_params, crc_base, self.phit)
-        with m.If((self.ctl == PhitCtl.SOF) | (self.ctl == PhitCtl.BODY)):
-            m.d.sync += crc_reg.eq(crc_next)
+        crc_value = flit_crc(m, p, self.ctl, self.phit)
 
         state = Signal(2, init=_IDLE)
         kind = Signal(2)
