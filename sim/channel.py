@@ -13,7 +13,8 @@ its own probability, the faults a SERDES link shows:
                  the whole flit lost.  The channel decides when the flit has passed its input, so it
                  needs ``latency`` of at least the flit length to remove it completely.
 
-``stats`` counts what was injected.  The model is deterministic for a given ``random.Random``.
+``stats`` counts what was injected, and the data flits seen (``data_flits``).  The model is
+deterministic for a given ``random.Random``.
 """
 
 import random
@@ -54,6 +55,7 @@ class Channel:
         self.enabled = True
         self.dead = False       # every phit lost (a broken cable), for link-error tests
         self.stats = dict.fromkeys(ERROR_KINDS, 0)
+        self.stats["data_flits"] = 0    # data flits that passed the input (dropped ones included)
         self._q = deque([[0, IDLE]] * 0)
         for _ in range(latency):
             self._q.append([0, IDLE])
@@ -121,6 +123,7 @@ class Channel:
                 victim[0] ^= 1 << self.rng.randrange(self.phit_bits)
             if self._flit_type == "data":
                 self._last_data = self._flit
+                self.stats["data_flits"] += 1
             self._flit = []
             self._flit_type = None
 

@@ -141,7 +141,7 @@ async def link_pair(dut):
     max_cycles = prm.get("max_cycles", 60000)
     pending_ab = pending_ba = (0, 0)
     stop_at = None
-    final_armed = 0
+    final_armed = final_seen = 0
     debug = prm.get("debug", 0)
     hist = collections.deque(maxlen=max(debug, 1))
     while True:
@@ -181,14 +181,22 @@ async def link_pair(dut):
                 for h in list(hist)[-debug:]:
                     dut._log.info(str(h))
                 raise AssertionError("protocol error")
+        ab = chans["ab"]
         if prm.get("drop_final") and not final_armed and all(x.i == len(x.beats) for x in sources[:2]):
             # the last a->b data flit of the run has nothing behind it: only the replay timer helps.
             # Armed as soon as the a-side sources are done (not when both directions are): if b->a
             # finished later, a->b's final flit would already have passed the channel undropped.
-            chans["ab"].rates["drop_last"] = 1.0
-            final_armed = chans["ab"].stats["drop_last"] + 1
-        if final_armed and chans["ab"].stats["drop_last"] >= final_armed:
-            chans["ab"].rates["drop_last"] = 0.0
+            ab.rates["drop_last"] = 1.0
+            final_armed = ab.stats["drop_last"] + 1
+        if final_armed and ab.rates["drop_last"] and ab.stats["drop_last"] >= final_armed:
+            ab.rates["drop_last"] = 0.0
+            final_seen = ab.stats["data_flits"]          # the dropped flit included
+        if (final_armed and not ab.rates["drop_last"] and ab.stats["data_flits"] > final_seen
+                and int(dut.a_replay_timeouts.value) == 0):
+            # a new data flit followed the dropped one (the transmitter still had beats buffered, and
+            # a control flit ended the burst early): that was not the final flit, drop the next burst end
+            ab.rates["drop_last"] = 1.0
+            final_armed = ab.stats["drop_last"] + 1
         if int(dut.a_irq.value):
             irqs += 1
         if int(dut.a_link_error.value):
