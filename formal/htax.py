@@ -4,7 +4,9 @@
   responses) minus headers that left on any output equals the packets still waiting for their header
   to leave, computed from the slot occupancy and the read engine: no packet is lost, duplicated or
   created, and buffer occupancy is accounted for exactly.  Every header an output offers is well
-  formed, addressed to that output and on the VC of its beat.
+  formed, addressed to that output and on the VC of its beat.  Responses from a unit never take an
+  input's last free response slot, so its non-posted VC is ready whenever the non-posted pool has room
+  and none of the input's own error responses waits (a unit's responses never hold back its requests).
 * ``links`` (k-induction): the link rules of :mod:`rtl.common.htax_rules` hold on every output while
   the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random; invariants
   tie each output's rule checker (``remaining``, ``vc``, ``in_packet``) to the read engines.  No output
@@ -16,7 +18,7 @@ from amaranth.asserts import AnySeq
 from amaranth.hdl import Array, Assert, Assume, Cat, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
-from rtl.common.htax import MAX_DATA_WORDS, malformed, transfer
+from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
 from rtl.common.htax_rules import data_beats, link_rules
 from rtl.htax import Htax
 
@@ -82,7 +84,7 @@ class HtaxProperties(Elaboratable):
                     m.d.comb += [
                         Assert(~malformed(h)),
                         Assert(h.dst == x.sdst[k]),
-                        Assert(h.vc.as_value() == k // s),
+                        Assert(h.vc.as_value() == x.slot_vc[k]),
                         Assert(data_beats(h) == x.snb[k]),
                     ]
             with m.If(x.act):
@@ -93,7 +95,7 @@ class HtaxProperties(Elaboratable):
                 for k, occ in enumerate(x.occ):
                     with m.If(x.eslot == k):
                         m.d.comb += [Assert(occ), Assert(x.enb == x.snb[k]), Assert(x.edst == x.sdst[k]),
-                                     Assert(x.evc == k // s)]
+                                     Assert(x.evc == x.slot_vc[k])]
                 m.d.comb += Assert(x.eslot < len(x.occ))
             with m.If(x.rd_valid & x.rd_first):
                 m.d.comb += [
@@ -113,6 +115,22 @@ class HtaxProperties(Elaboratable):
                 m.d.comb += Assert(~x.rd_valid | ~x.rd_last)
                 with m.If(x.rd_valid & ~x.rd_first):
                     m.d.comb += Assert(x.ek >= 2)
+
+            # the reserved response slot: responses from the unit leave one response slot free for
+            # error responses, so the non-posted VC waits only for the input's own error responses
+            err = [Signal(name=f"f_in{i}_err{k}") for k in range(len(x.occ))]
+            for k in range(len(x.occ)):
+                with m.If(x.alloc & (x.alloc_slot == k)):
+                    m.d.sync += err[k].eq(x.alloc_err)
+            rsp_slots = [k for k, v in enumerate(x.slot_vc) if v == HtaxVC.RESPONSE.value]
+            np_slots = [k for k, v in enumerate(x.slot_vc) if v == HtaxVC.NONPOSTED.value]
+            m.d.comb += Assert(sum((x.occ[k] & ~err[k]).as_unsigned() for k in rsp_slots) <= s)
+            with m.If(~x.in_pkt & ~Cat(x.occ[k] for k in np_slots).all()
+                      & ~Cat(x.occ[k] & err[k] for k in rsp_slots).any()):
+                m.d.comb += Assert(x.ready[HtaxVC.NONPOSTED.value])
+            for k in range(len(x.occ)):
+                with m.If(x.occ[k] & err[k]):
+                    m.d.comb += Assert(x.slot_vc[k] == HtaxVC.RESPONSE.value)
 
             # the conservation law
             width = 6

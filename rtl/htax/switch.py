@@ -26,8 +26,10 @@ Errors.  A header that breaks a rule of :func:`rtl.common.htax.malformed` (or wh
 from the header's) or that addresses a port ``>= ports`` is dropped with the rest of its packet (up to
 ``last``) and counted.  A dropped READ that arrived on the non-posted VC is answered with a RESPONSE
 (status MALFORMED or NO_TARGET, length 0, same tag, ``dst`` = the port it arrived on, ``src`` = the
-``dst`` it asked for), queued like any packet; the non-posted VC of an input is ready only while its
-response VC also has a free slot, so the answer always has room.
+``dst`` it asked for), queued like any packet.  The response pool of every input has one slot more
+than the others, and a response from the unit never takes the last free one; the non-posted VC is
+ready only while a response slot is free, so the answer always has room, and that slot is missing only
+while the input's own error responses wait (a unit's response traffic never holds back its requests).
 
 Deviations from the dissertation: latency is 2 cycles header-in to header-out instead of 6 in / 3 out;
 the switch does not translate source tags (the HTAX-to-HT bridge does, ch. 7.1).
@@ -73,7 +75,8 @@ class Htax(wiring.Component):
     slots_per_vc : int
         Packet slots per virtual channel and input port, 1..8.  One slot holds one packet of up to
         8 data words; two slots let an input take the next packet while the previous one leaves, more
-        slots give the virtual output queues more destinations to choose from under load.
+        slots give the virtual output queues more destinations to choose from under load.  The
+        response VC has one slot more, reserved for the switch's error responses.
     counter_bits : int
         Width of the drop counters, 1..32.  They saturate at ``2**counter_bits - 1``.
 
@@ -260,8 +263,13 @@ class Htax(wiring.Component):
     def _input(self, m, i):
         """The buffer, virtual output queues and read engine of input port ``i``."""
         n, s = self._n, self._s
-        nslots = NUM_VCS * s
+        rsp = HtaxVC.RESPONSE.value
+        # Per VC ``s`` slots; the response pool has one more, kept for error responses (see ready below).
+        sizes = [s + (v == rsp) for v in range(NUM_VCS)]
+        starts = [sum(sizes[:v]) for v in range(NUM_VCS)]
+        nslots = sum(sizes)
         slot_shape = range(nslots)
+        slot_vc = [v for v in range(NUM_VCS) for _ in range(sizes[v])]
         link = self.port(i).tx
         beat = link.payload
         hdr = beat.word.header
@@ -277,10 +285,10 @@ class Htax(wiring.Component):
         snb = [Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nb{k}") for k in range(nslots)]
         shdr = [Signal(HtaxHeader, name=f"{p}hdr{k}") for k in range(nslots)]
         # older[k] bit j: slot j (same VC) entered before slot k.
-        older = [Signal(s, name=f"{p}older{k}") for k in range(nslots)]
+        older = [Signal(sizes[slot_vc[k]], name=f"{p}older{k}") for k in range(nslots)]
 
         def pool(v):
-            return range(v * s, (v + 1) * s)
+            return range(starts[v], starts[v] + sizes[v])
 
         # head[v][o]: the slot of VC v whose packet is next for output o; has[v][o]: there is one.
         x.has = [[None] * n for _ in range(NUM_VCS)]
@@ -296,24 +304,28 @@ class Htax(wiring.Component):
                 m.d.comb += e.eq(occ[k] & ~blocked)
                 elig.append(e)
             for o in range(n):
-                hit = Signal(s, name=f"{p}vc{v}_o{o}_hit")
+                hit = Signal(sizes[v], name=f"{p}vc{v}_o{o}_hit")
                 m.d.comb += hit.eq(Cat(elig[j] & (sdst[k] == o) for j, k in enumerate(pool(v))))
                 has = Signal(name=f"{p}vc{v}_o{o}_has")
                 m.d.comb += has.eq(hit.any())
                 idx = one_hot_index(m, hit, name=f"{p}vc{v}_o{o}_idx")
                 head = Signal(slot_shape, name=f"{p}vc{v}_o{o}_head")
-                m.d.comb += head.eq(v * s + idx)
+                m.d.comb += head.eq(starts[v] + idx)
                 x.has[v][o], x.head[v][o] = has, head
 
         pool_free = []
         first_free = []
         for v in range(NUM_VCS):
-            free_bits = Signal(s, name=f"{p}vc{v}_free")
+            free_bits = Signal(sizes[v], name=f"{p}vc{v}_free")
             m.d.comb += free_bits.eq(~Cat(occ[k] for k in pool(v)))
             pool_free.append(free_bits.any())
-            low = Signal(s, name=f"{p}vc{v}_free_low")
-            m.d.comb += low.eq(free_bits & (~free_bits + 1)[:s])
+            low = Signal(sizes[v], name=f"{p}vc{v}_free_low")
+            m.d.comb += low.eq(free_bits & (~free_bits + 1)[:sizes[v]])
             first_free.append(one_hot_index(m, low, name=f"{p}vc{v}_free_idx"))
+            if v == rsp:
+                # two or more free response slots: clearing the lowest free bit leaves one
+                rsp_two_free = Signal(name=f"{p}rsp_two_free")
+                m.d.comb += rsp_two_free.eq((free_bits & ~low).any())
 
         # ---- writer: header decode, slot allocation, data words -------------------------------
         in_pkt = Signal(name=f"{p}in_pkt")
@@ -324,10 +336,18 @@ class Htax(wiring.Component):
         wexp = Signal(range(16), name=f"{p}wexp")
 
         ready = Signal(NUM_VCS, name=f"{p}ready")
-        np_, rsp = HtaxVC.NONPOSTED.value, HtaxVC.RESPONSE.value
+        np_ = HtaxVC.NONPOSTED.value
         for v in range(NUM_VCS):
-            # A non-posted header also needs a response slot for its possible error response.
-            free_v = pool_free[v] & pool_free[rsp] if v == np_ else pool_free[v]
+            if v == np_:
+                # A non-posted header also needs a response slot for its possible error response.
+                # Responses from the unit never take the last free response slot (below), so that slot
+                # is missing only while error responses of this input wait: the non-posted VC does not
+                # depend on the unit's response traffic (which would starve its own requests).
+                free_v = pool_free[v] & pool_free[rsp]
+            elif v == rsp:
+                free_v = rsp_two_free
+            else:
+                free_v = pool_free[v]
             m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
         m.d.comb += link.ready.eq(ready)
 
@@ -353,7 +373,7 @@ class Htax(wiring.Component):
         alloc = Signal(name=f"{p}alloc")
         m.d.comb += alloc.eq(hmove & (good | err_rsp))
         alloc_slot = Signal(slot_shape, name=f"{p}alloc_slot")
-        m.d.comb += alloc_slot.eq(alloc_vc * s + Array(first_free)[alloc_vc])
+        m.d.comb += alloc_slot.eq(Array(starts)[alloc_vc] + Array(first_free)[alloc_vc])
         nbeats = Signal(range(16), name=f"{p}hdr_beats")
         m.d.comb += nbeats.eq(data_beats(hdr))
 
@@ -392,7 +412,7 @@ class Htax(wiring.Component):
                     wp.data.eq(beat.word.data),
                 ]
 
-        occ_pool_of = [Cat(occ[j] for j in pool(k // s)) for k in range(nslots)]
+        occ_pool_of = [Cat(occ[j] for j in pool(slot_vc[k])) for k in range(nslots)]
         for k in range(nslots):
             with m.If(alloc & (alloc_slot == k)):
                 m.d.sync += [
@@ -403,10 +423,10 @@ class Htax(wiring.Component):
                     older[k].eq(occ_pool_of[k]),
                 ]
             # A newly allocated slot is younger than every other: clear its bit in the other rows.
-            for j in pool(k // s):
+            for j in pool(slot_vc[k]):
                 if j != k:
                     with m.If(alloc & (alloc_slot == j)):
-                        m.d.sync += older[k][j - (k // s) * s].eq(0)
+                        m.d.sync += older[k][j - starts[slot_vc[k]]].eq(0)
 
         # ---- read engine --------------------------------------------------------------------
         x.take = Signal(name=f"{p}take")
@@ -483,6 +503,7 @@ class Htax(wiring.Component):
         ]
         x.occ, x.snb, x.sdst, x.act, x.ek, x.enb, x.eslot = occ, snb, sdst, act, ek, enb, eslot
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
+        x.slot_vc, x.alloc_slot, x.alloc_err, x.ready = slot_vc, alloc_slot, alloc & ~good, ready
         x.rd_first, x.rd_vc, x.rd_hdr, x.shdr, x.evc, x.edst, x.alloc = (
             rd_first, rd_vc, rd_hdr, shdr, evc, edst, alloc)
         return x

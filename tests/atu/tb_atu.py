@@ -162,16 +162,11 @@ async def set_gat(host, model, index, base):
     model.gat_base[index] = base
 
 
-FU_WINDOW = (A["request_fifo"] - 1) // len(A["fu_ports"])
-"""Outstanding translation requests per FU model (test parameter ``window``, ``None``: no limit).  With
-the FUs together below ``request_fifo`` the ATU's request FIFO never fills.  Still needed after the HTAX
-hazard fix (7c05827): without it ``flush_storm`` seed 1466180304 hangs (``docs/atu.md``)."""
-
-
 def fus(dut, host, rng, delays=None):
-    """One :class:`FuModel` per FU port, each keeping at most ``window`` requests outstanding."""
+    """One :class:`FuModel` per FU port; test parameter ``window``: at most this many translation
+    requests outstanding per FU (default: no limit, the FUs fill the ATU's request FIFO)."""
     delays = delays or {}
-    window = tb_params().get("window", FU_WINDOW)
+    window = tb_params().get("window")
     return [FuModel(dut, p, host.clk, flush_delay=delays.get(p, 0), gap_p=tb_params().get("gap_p", 0.0),
                     rng=random.Random(rng.getrandbits(32)), window=window) for p in A["fu_ports"]]
 

@@ -1,4 +1,5 @@
-"""cocotb: directed HTAX tests on a 4-port switch (latency, fig. 6-7, bad headers, arbitration)."""
+"""cocotb: directed HTAX tests (latency, fig. 6-7, bad headers, arbitration, the fresh-ready rule, the
+reserved response slot)."""
 
 import random
 
@@ -251,3 +252,48 @@ def _drains_via(h, sink, v, w):
             return ALL & ~(1 << v.value)
         return ALL
     return ready
+
+
+@cocotb.test()
+async def responses_never_hold_back_requests(dut):
+    """A unit whose responses wait at a congested port still gets its reads (and their errors) through.
+
+    Port 1 refuses the response VC.  Port 0 queues more responses to port 1 than its input can hold,
+    then reads from port 2 and reads from a port that does not exist.  Responses from a unit never
+    take the input's last free response slot (kept for error responses), so the reads pass and the bad
+    read's error response comes back while port 1 still refuses responses (the ATU's flush storm
+    starved the host's register read this way before).  Released, everything drains.
+    """
+    p = tb_params()
+    n, slots = p["ports"], p["slots"]
+    rng, seed = _rng(6)
+    release = [False]
+    h = Harness(dut, n, rng, sink_ready=lambda o, c: ALL if o != 1 or release[0] else
+                ALL & ~(1 << HtaxVC.RESPONSE.value))
+    await h.start()
+    stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(slots + 3)]
+    await h.run(30)
+    ready0 = h.tx_ready[0].value.to_unsigned()
+    assert not (ready0 >> HtaxVC.RESPONSE.value) & 1, f"seed {seed}: response VC ready {ready0:04b}"
+    assert (ready0 >> HtaxVC.NONPOSTED.value) & 1, (
+        f"seed {seed}: input 0's non-posted VC waits for its responses: ready {ready0:04b}")
+    reads = [h.send(0, random_packet(rng, 0, 2, cmd=HtaxCmd.READ)) for _ in range(2 * slots + 2)]
+    errors = []
+    if n < 16:
+        for _ in range(3):
+            bad = HtaxPacket(HtaxCmd.READ, src=0, dst=n, tag=rng.randrange(32), addr=0x40, length=2)
+            h.send(0, bad.beats(), expect=False)
+            errors.append(h.expect(HtaxPacket(HtaxCmd.RESPONSE, src=n, dst=0, tag=bad.tag,
+                                              status=HtaxStatus.NO_TARGET, addr=0, length=0,
+                                              first_be=0, last_be=0).beats()))
+    done = set()
+
+    def passed():
+        done.update(d[2] for ds in h.delivered for d in ds)
+        return all(t in done for t in reads + errors)
+
+    await h.run(until=passed, limit=2000)
+    assert not any(t in done for t in stuck), f"seed {seed}: a response passed a sink refusing them"
+    release[0] = True
+    await h.run(until=h.drained, limit=3000)
+    h.check()
