@@ -70,6 +70,7 @@ def main():
     metrics = {
         "zero_load_latency_cycles": main_res["zero_load_latency_cycles"],
         "throughput_per_port_saturated": round(main_res["throughput_per_port_saturated"], 4),
+        "throughput_per_port_saturated_no_ready2": round(main_res["throughput_per_port_saturated_no_ready2"], 4),
         "fairness_min_share": round(main_res["fairness_min_share"], 4),
         "fairness_min_share_times_ports": round(main_res["fairness_min_share"] * ports, 4),
         "contended_output_beats_per_cycle": round(main_res["contended_output_beats_per_cycle"], 4),

@@ -7,7 +7,7 @@
   the physical page is the GATE's.  Hits (after a fill) and misses are both reached within the depth.
 * ``links``: the HTAX link rules (:mod:`rtl.common.htax_rules`) hold on the ATU's tx link (stream
   rules, framing, well-formed headers) while its rx link obeys them and the switch refuses VCs at
-  random.
+  random; the ATU keeps the ``ready2`` promise on its rx link (:func:`~rtl.common.htax_rules.sink_rules`).
 """
 
 from amaranth.asserts import AnyConst, AnySeq
@@ -18,7 +18,7 @@ from rtl.atu import Atu
 from rtl.atu.layout import Gate
 from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
-from rtl.common.htax_rules import link_rules
+from rtl.common.htax_rules import link_rules, sink_rules
 
 
 def _small():
@@ -43,6 +43,7 @@ class AtuProperties(Elaboratable):
             regs.gat_data.eq(AnySeq(len(regs.gat_data))),
         ]
         link_rules(m, rx, Assume, well_formed=True, name="in")
+        sink_rules(m, rx, Assert, name="in")
         link_rules(m, tx, Assert, well_formed=True, name="out")
         if not self.fixed:
             return m

@@ -8,10 +8,12 @@
   input's last free response slot, so its non-posted VC is ready whenever the non-posted pool has room
   and none of the input's own error responses waits (a unit's responses never hold back its requests).
 * ``links`` (k-induction): the link rules of :mod:`rtl.common.htax_rules` hold on every output while
-  the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random; invariants
-  tie each output's rule checker (``remaining``, ``vc``, ``in_packet``) to the read engines.  No output
-  offers a header in the cycle after a beat of the header's VC moved on it (the switch decides on a
-  VC's ``ready`` only after the previous beat of that VC has moved: ``docs/htax.md``).
+  the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random (keeping their
+  ``ready2`` promise, :func:`~rtl.common.htax_rules.sink_rules`); invariants tie each output's rule
+  checker (``remaining``, ``vc``, ``in_packet``) to the read engines.  No output offers a header in
+  the cycle after a beat of the header's VC moved on it unless the sink raised ``ready2`` for that beat
+  (the switch decides on a VC's ``ready`` only after the previous beat of that VC has moved, or on the
+  sink's promise: ``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
@@ -19,7 +21,7 @@ from amaranth.hdl import Array, Assert, Assume, Cat, Elaboratable, Module, Mux, 
 
 from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
-from rtl.common.htax_rules import data_beats, link_rules
+from rtl.common.htax_rules import data_beats, link_rules, sink_rules
 from rtl.htax import Htax
 
 
@@ -45,19 +47,24 @@ class HtaxProperties(Elaboratable):
                 port.tx.valid.eq(AnySeq(1)),
                 port.tx.payload.as_value().eq(AnySeq(len(port.tx.payload.as_value()))),
                 port.rx.ready.eq(AnySeq(4)),
+                port.rx.ready2.eq(AnySeq(4)),
             ]
+            sink_rules(m, port.rx, Assume, name=f"out{i}")
             link_rules(m, port.tx, Assume, well_formed=False, name=f"in{i}")
             if self.links:
                 checker = {}
                 link_rules(m, port.rx, Assert, well_formed=True, name=f"out{i}", state=checker)
                 checkers.append(checker)
-                # No header directly behind a beat of its own VC: a packet on VC v is started only on
-                # a ready[v] sampled after the previous v beat to this output had moved.
+                # No header directly behind a beat of its own VC unless the sink promised room for it
+                # (ready2): a packet on VC v is started only on a ready[v] sampled after the previous v
+                # beat to this output had moved, or on that beat's ready2[v].
                 moved = Signal(name=f"f_out{i}_moved")
                 moved_vc = Signal(2, name=f"f_out{i}_moved_vc")
-                m.d.sync += [moved.eq(transfer(port.rx)),
-                             moved_vc.eq(port.rx.payload.vc.as_value())]
-                with m.If(moved & port.rx.valid & port.rx.payload.first):
+                moved_r2 = Signal(name=f"f_out{i}_moved_ready2")
+                vc = port.rx.payload.vc.as_value()
+                m.d.sync += [moved.eq(transfer(port.rx)), moved_vc.eq(vc),
+                             moved_r2.eq(port.rx.ready2.bit_select(vc, 1))]
+                with m.If(moved & ~moved_r2 & port.rx.valid & port.rx.payload.first):
                     m.d.comb += Assert(port.rx.payload.vc.as_value() != moved_vc)
 
         if self.links:
@@ -213,7 +220,9 @@ class HtaxProperties(Elaboratable):
                 own = Array(Cat(x.rd_valid, x.rd_last, x.rd_dst == o) for x in inputs)[owner[o]]
                 m.d.comb += [Assert(busy[o]), Assert(Array(pend[i][o] for i in range(n))[nxt[o]]),
                              Assert(own == 0b111)]
-                # the next packet is on another VC than the one whose last beat waits
+                # the next packet is on another VC than the one whose last beat waits (a packet on the
+                # same VC is matched only with ready[v] high, when that last beat moves: it becomes the
+                # owner at once)
                 nx = Array(Cat(x.act & (x.ek == 0) & (x.edst == o), x.evc, x.rd_vc)
                            for x in inputs)[nxt[o]]
                 nxt_vc = Mux(nx[0], nx[1:3], nx[3:5])

@@ -4,14 +4,15 @@ The environment drives the receive link with any sequence that obeys the link ru
 malformed: the target must cope), and any per-VC ``ready`` on the transmit link.  Proved for the
 first 24 cycles after reset (bounded model check): the
 transmit link obeys every link rule of ``rtl.common.htax`` (valid/payload hold until the beat moves,
-framing matches the header's length, every header is well formed).
+framing matches the header's length, every header is well formed) and the receive link keeps the
+``ready2`` promise.
 """
 
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Assume, Elaboratable, Module
 
 from fpga.formal import Proof
-from rtl.common.htax_rules import link_rules
+from rtl.common.htax_rules import link_rules, sink_rules
 from rtl.scratch import HtaxScratch
 
 
@@ -29,6 +30,7 @@ class _TxRules(Elaboratable):
             tx.ready.eq(AnySeq(4)),
         ]
         link_rules(m, rx, Assume, well_formed=False, name="rx")
+        sink_rules(m, rx, Assert, name="rx")
         checker = {}
         link_rules(m, tx, Assert, name="tx", state=checker)
         tx_in_packet, tx_remaining = checker["in_packet"], checker["remaining"]

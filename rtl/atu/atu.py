@@ -205,11 +205,14 @@ class Atu(wiring.Component):
                                         "tag": 5, "bad": 1})
         m.submodules.fifo = fifo = SyncFIFOBuffered(width=req_layout.size, depth=self.request_fifo)
         # ready[v] is a flop; POSTED/NONPOSTED beats are dropped, RESPONSE beats always taken.  The FIFO's
-        # occupancy (its read pipeline included) is counted here: ats_rdy = not full, fempty = empty.
+        # occupancy (its read pipeline included) is counted here: ats_rdy = not full, ats_rdy2 = room
+        # for two (the ready2 promise: the switch may then send ATS packets back to back), fempty = empty.
         fcnt = Signal(range(self.request_fifo + 1))
         ats_rdy = Signal(init=1)
+        ats_rdy2 = Signal(init=1)
         fempty = Signal(init=1)
-        m.d.comb += rx.ready.eq(Cat(Const(1), Const(1), Const(1), ats_rdy))
+        m.d.comb += [rx.ready.eq(Cat(Const(1), Const(1), Const(1), ats_rdy)),
+                     rx.ready2.eq(Cat(Const(1), Const(1), Const(1), ats_rdy2))]
         rx_vc = rxb.vc.as_value()
         ats_beat = rx.valid & (rx_vc == HtaxVC.ATS.value) & ats_rdy
         single_ats = (rxb.first & rxb.last & (rxh.cmd == HtaxCmd.ATS) & (rxh.vc == HtaxVC.ATS)
@@ -228,9 +231,11 @@ class Atu(wiring.Component):
         ]
         rreq = data.View(req_layout, fifo.r_data)
         with m.If(fifo.w_en & ~fifo.r_en):
-            m.d.sync += [fcnt.eq(fcnt + 1), fempty.eq(0), ats_rdy.eq(fcnt != self.request_fifo - 1)]
+            m.d.sync += [fcnt.eq(fcnt + 1), fempty.eq(0), ats_rdy.eq(fcnt != self.request_fifo - 1),
+                         ats_rdy2.eq(fcnt < self.request_fifo - 2)]
         with m.Elif(fifo.r_en & ~fifo.w_en):
-            m.d.sync += [fcnt.eq(fcnt - 1), fempty.eq(fcnt == 1), ats_rdy.eq(1)]
+            m.d.sync += [fcnt.eq(fcnt - 1), fempty.eq(fcnt == 1), ats_rdy.eq(1),
+                         ats_rdy2.eq(fcnt <= self.request_fifo - 1)]
 
         # ---------------------------------------------------------------- state shared by the stages
         epoch = Signal()                    # flips at each flush start

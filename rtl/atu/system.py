@@ -65,11 +65,12 @@ class AtuSystem(wiring.Component):
             # the model's tx is what the switch sends to port p, its rx what it sends into the switch
             ext, port = getattr(self, name), getattr(sw, f"port{p}")
             for a_, b_ in ((ext.tx, port.rx), (port.tx, ext.rx)):
-                m.d.comb += [a_.valid.eq(b_.valid), a_.payload.eq(b_.payload), b_.ready.eq(a_.ready)]
+                m.d.comb += [a_.valid.eq(b_.valid), a_.payload.eq(b_.payload), b_.ready.eq(a_.ready),
+                             b_.ready2.eq(a_.ready2)]
         for p in range(cfg["htax"]["ports"]):
             if p not in used:
                 port = getattr(sw, f"port{p}")
-                m.d.comb += [port.tx.valid.eq(0), port.rx.ready.eq(0xF)]
+                m.d.comb += [port.tx.valid.eq(0), port.rx.ready.eq(0xF), port.rx.ready2.eq(0xF)]
         hw = rf.hw.atu
         m.d.comb += [
             atu.regs.flush_nla.eq(hw.flush.nla), atu.regs.flush_tlb.eq(hw.flush.tlb),

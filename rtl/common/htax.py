@@ -40,6 +40,12 @@ non-posted request (the HyperTransport ordering rule behind the deadlock of fig.
 when ``valid & ready[payload.vc]``.  ``ready`` must not depend on ``valid`` or ``payload`` (a source may
 wait for ``ready[vc]`` before raising ``valid``); once ``valid`` is raised, ``payload`` and ``valid`` hold
 until the beat moves; the beats of a packet are never interleaved with another packet's on one link.
+
+``ready2`` (per VC, from the sink like ``ready``) is an optional promise: a sink that raises
+``ready2[v]`` in a cycle in which a beat of VC ``v`` moves is ready for ``v`` in the next cycle too (it
+has room for two beats).  ``ready2[v]`` implies ``ready[v]``; a sink that cannot promise it drives 0.
+The HTAX uses it to start a packet right behind the last beat of a packet on the same VC
+(``docs/htax.md``, "Fresh ready rule"); sources other than the switch may ignore it.
 """
 
 from amaranth.hdl import Cat, Const
@@ -145,6 +151,9 @@ class HtaxLinkSignature(wiring.Signature):
     payload : Out(HtaxBeat)
     ready : In(4)
         ``ready[v]``: the sink accepts a beat of virtual channel ``v``.
+    ready2 : In(4)
+        ``ready2[v]``: the sink accepts a beat of ``v`` now and, if one moves now, another in the next
+        cycle (0 if the sink cannot promise that).
     """
 
     def __init__(self):
@@ -152,6 +161,7 @@ class HtaxLinkSignature(wiring.Signature):
             "valid": Out(1),
             "payload": Out(HtaxBeat),
             "ready": In(NUM_VCS),
+            "ready2": In(NUM_VCS),
         })
 
 

@@ -7,13 +7,16 @@
 * packets are framed: ``first`` exactly on the header beat, ``last`` exactly on the beat the header's
   length says, the VC constant within a packet;
 * every header is well formed (:func:`rtl.common.htax.malformed` is false).
+
+:func:`sink_rules` adds the sink's promise behind ``ready2``: ``ready2[v]`` implies ``ready[v]``, and
+after a cycle with ``ready2[v]`` in which a ``v`` beat moved, ``ready[v]`` is high.
 """
 
-from amaranth.hdl import Signal
+from amaranth.hdl import Const, Mux, Signal
 
-from .htax import HtaxCmd, HtaxStatus, malformed, transfer
+from .htax import NUM_VCS, HtaxCmd, HtaxStatus, malformed, transfer
 
-__all__ = ["link_rules", "data_beats"]
+__all__ = ["link_rules", "sink_rules", "data_beats"]
 
 
 def data_beats(header):
@@ -73,3 +76,20 @@ def link_rules(m, link, check, *, well_formed=True, name="link", state=None):
     if state is not None:
         state.update(in_packet=in_packet, remaining=remaining, vc=pkt_vc, held=held)
     return in_packet
+
+
+def sink_rules(m, link, check, *, name="link"):
+    """Add the ``ready2`` promise of ``link``'s sink to ``m`` using ``check``.
+
+    Returns the register ``promised`` (bit ``v``: in the previous cycle ``ready2[v]`` was high and a
+    ``v`` beat moved, so ``ready[v]`` must be high now).
+    """
+    moved = transfer(link)
+    vc = link.payload.vc.as_value()
+    promised = Signal(NUM_VCS, name=f"{name}_promised")
+    m.d.sync += promised.eq(Mux(moved, link.ready2 & (Const(1, NUM_VCS) << vc)[:NUM_VCS], 0))
+    m.d.comb += [
+        check((link.ready2 & ~link.ready) == 0),
+        check((promised & ~link.ready) == 0),
+    ]
+    return promised

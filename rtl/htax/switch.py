@@ -20,7 +20,8 @@ accepts one granting output round-robin; pointers move only on acceptance.  An o
 while its current packet's last beat waits in the read register, so packets leave back to back.  An
 output only starts a packet on a VC its sink is ready for, never on the VC of the packet it is
 finishing (that packet's last beat may fill the sink, so the ready of that cycle is stale: a packet of
-the same VC waits one cycle), and never interleaves packets.
+the same VC waits one cycle) unless the sink promises room for two beats (``ready2``), and never
+interleaves packets.
 
 Errors.  A header that breaks a rule of :func:`rtl.common.htax.malformed` (or whose beat ``vc`` differs
 from the header's) or that addresses a port ``>= ports`` is dropped with the rest of its packet (up to
@@ -125,8 +126,10 @@ class Htax(wiring.Component):
         n = self._n
         vcs = range(NUM_VCS)
 
-        # Sink readiness of every output, per VC (an input of the switch).
+        # Sink readiness of every output, per VC (an input of the switch), and the sink's promise of
+        # room for a second beat (ready2).
         sink_ready = [self.port(o).rx.ready for o in range(n)]
+        sink_ready2 = [self.port(o).rx.ready2 for o in range(n)]
 
         # Per-output state, declared first because the engines and the matching read it.
         busy = [Signal(name=f"o{o}_busy") for o in range(n)]
@@ -139,11 +142,12 @@ class Htax(wiring.Component):
 
         # ---- matching: one iteration of packet-mode iSLIP -------------------------------------
         # o_can: output o may take a new packet: idle, or its packet's last beat is already fetched.
-        # o_vcs: the VCs on which o may start that packet.  Never the VC of the packet it is finishing:
-        # that packet's last beat (waiting in the owner's read register) moves in any cycle in which the
-        # sink is ready for its VC, and may take the sink's last slot, so this cycle's ready[v] says
-        # nothing about room for another v packet.  A v packet waits for the cycle after the last beat,
-        # when ready[v] is fresh; a packet of another VC may still follow back to back.  The input
+        # o_vcs: the VCs on which o may start that packet.  Not the VC v of the packet it is finishing
+        # unless the sink promises room for two v beats (ready2[v]): that packet's last beat (waiting in
+        # the owner's read register) moves in any cycle in which the sink is ready for v, and may take
+        # the sink's last slot, so this cycle's ready[v] alone says nothing about room for another v
+        # packet.  Without the promise a v packet waits for the cycle after the last beat, when ready[v]
+        # is fresh; a packet of another VC may still follow back to back.  The input
         # arbitration still sees the held-back request: if the round-robin pointer picks an input that
         # only has a packet on the held-back VC, the output grants nobody this cycle and that input wins
         # in the next, which keeps the starvation bound.
@@ -157,7 +161,8 @@ class Htax(wiring.Component):
             m.d.comb += can.eq(~nxt_valid[o] & (~busy[o] | (rd_valid & rd_last & (rd_dst == o))))
             o_can.append(can)
             vcs_ok = Signal(NUM_VCS, name=f"o{o}_vcs")
-            m.d.comb += vcs_ok.eq(~Mux(busy[o], Const(1, NUM_VCS) << rd_vc, 0))
+            m.d.comb += vcs_ok.eq(~Mux(busy[o] & ~sink_ready2[o].bit_select(rd_vc, 1),
+                                       Const(1, NUM_VCS) << rd_vc, 0))
             o_vcs.append(vcs_ok)
 
         vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
@@ -349,7 +354,7 @@ class Htax(wiring.Component):
             else:
                 free_v = pool_free[v]
             m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
-        m.d.comb += link.ready.eq(ready)
+        m.d.comb += link.ready.eq(ready)       # ready2 stays 0: the inputs make no promise
 
         moved = Signal(name=f"{p}moved")
         m.d.comb += moved.eq(transfer(link))

@@ -19,7 +19,8 @@ HTAX side (:mod:`rtl.common.htax`)
       Both count in the ``rf_role = "dropped"``/``"unmapped"`` counters and raise the ``"error"``
       interrupt;
     * ``rx.ready``: posted, response and ATS VCs always ready; the non-posted VC is ready while no read
-      is in progress.  ``ready`` never depends on ``valid`` or ``payload``.
+      is in progress.  ``ready`` never depends on ``valid`` or ``payload``.  ``rx.ready2`` promises
+      room for two beats on the always-ready VCs, not on the non-posted one.
     * read byte enables are ignored: whole words are returned (and read side effects apply to them).
 
 Field semantics (SystemRDL): ``sw`` rw/r/w/na, ``onwrite`` woclr/woset, ``onread`` rclr, ``hw`` r/w/rw
@@ -299,7 +300,9 @@ class RegisterFile(wiring.Component):
 
         # ---- receive framing -----------------------------------------------------------------
         rd_busy = Signal()
-        m.d.comb += rx.ready.eq(Cat(Const(1, 1), ~rd_busy, Const(0b11, NUM_VCS - 2)))
+        m.d.comb += [rx.ready.eq(Cat(Const(1, 1), ~rd_busy, Const(0b11, NUM_VCS - 2))),
+                     # always-ready VCs keep the ready2 promise; a read makes the unit busy
+                     rx.ready2.eq(Cat(Const(1, 1), Const(0, 1), Const(0b11, NUM_VCS - 2)))]
 
         in_pkt = Signal()
         # the state of a well-formed WRITE is kept as flags, so the beat-accept condition is a few gates

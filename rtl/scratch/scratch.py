@@ -165,7 +165,8 @@ class HtaxScratch(wiring.Component):
         # cycle).  A non-posted read waits while the previous read's response is still pending,
         # which is the only reason to refuse a VC here: posted writes and responses pass it.
         rsp_pending = Signal()
-        m.d.comb += rx.ready.eq(Cat(Const(1), ~rsp_pending, Const(1), Const(1)))
+        m.d.comb += [rx.ready.eq(Cat(Const(1), ~rsp_pending, Const(1), Const(1))),
+                     rx.ready2.eq(Cat(Const(1), Const(0), Const(1), Const(1)))]
 
         in_pkt = Signal()
         hdr = Signal(HtaxHeader)

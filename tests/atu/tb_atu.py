@@ -47,6 +47,7 @@ class FuModel:
         self.in_valid = getattr(dut, f"fu{port}__tx__valid")
         self.in_payload = getattr(dut, f"fu{port}__tx__payload")
         self.in_ready = getattr(dut, f"fu{port}__tx__ready")
+        self.in_ready2 = getattr(dut, f"fu{port}__tx__ready2")
         self.flush_delay = flush_delay
         self.gap_p = gap_p
         self.rng = rng or random.Random(port)
@@ -76,6 +77,7 @@ class FuModel:
         await RisingEdge(self.clk)          # may be created in a read-only phase: drive after an edge
         self.out_valid.value = 0
         self.in_ready.value = 0xF
+        self.in_ready2.value = 0xF          # always ready, so it can promise room for two beats (ready2)
         while True:
             if not self.queue:
                 await RisingEdge(self.clk)

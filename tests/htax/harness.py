@@ -74,7 +74,7 @@ def random_packet(rng, src, dst, *, cmd=None, length=None):
 class Harness:
     """Drives all ports of a ``ports``-port HTAX instance ``dut``."""
 
-    def __init__(self, dut, ports, rng, *, gap=0.0, blind=0.0, sink_ready=None):
+    def __init__(self, dut, ports, rng, *, gap=0.0, blind=0.0, sink_ready=None, sink_ready2=None):
         self.dut = dut
         self.n = ports
         self.rng = rng
@@ -82,6 +82,10 @@ class Harness:
         self.blind = blind              # probability that a source commits to a VC that is not ready
         # sink_ready(o, cycle) -> 4-bit mask; default: always ready
         self.sink_ready = sink_ready or (lambda o, c: 0xF)
+        # sink_ready2(o, cycle, ready) -> 4-bit mask (bits outside ready are ignored); default: no promise.
+        # The harness keeps the promise: after a cycle with ready2[v] in which a v beat moved, ready[v].
+        self.sink_ready2 = sink_ready2 or (lambda o, c, r: 0)
+        self.promised = [0] * ports
         p = [lambda i, name: getattr(dut, f"port{i}__{name}")][0]
         self.tx_valid = [p(i, "tx__valid") for i in range(ports)]
         self.tx_payload = [p(i, "tx__payload") for i in range(ports)]
@@ -89,6 +93,7 @@ class Harness:
         self.rx_valid = [p(i, "rx__valid") for i in range(ports)]
         self.rx_payload = [p(i, "rx__payload") for i in range(ports)]
         self.rx_ready = [p(i, "rx__ready") for i in range(ports)]
+        self.rx_ready2 = [p(i, "rx__ready2") for i in range(ports)]
         self.queues = [[deque() for _ in range(NUM_VCS)] for _ in range(ports)]   # (beats, tag)
         self.cur = [None] * ports       # [beats, index, vc, tag]
         self.valid = [0] * ports
@@ -112,6 +117,7 @@ class Harness:
             self.tx_valid[i].value = 0
             self.tx_payload[i].value = 0
             self.rx_ready[i].value = 0
+            self.rx_ready2[i].value = 0
         for _ in range(3):
             await RisingEdge(self.dut.clk)
         self.dut.rst.value = 0
@@ -191,8 +197,11 @@ class Harness:
                 cur[4] = True           # valid is up: hold it and the payload until the beat moves
         # ---- sinks -------------------------------------------------------------------------------
         for o in range(self.n):
-            mask = self.sink_ready(o, c)
+            mask = self.sink_ready(o, c) | self.promised[o]
+            mask2 = self.sink_ready2(o, c, mask) & mask
             self.rx_ready[o].value = mask
+            self.rx_ready2[o].value = mask2
+            self.promised[o] = 0
             valid = self.rx_valid[o].value
             if not int(valid):
                 if self.rx_prev[o] is not None:
@@ -203,6 +212,7 @@ class Harness:
             if self.rx_prev[o] is not None and self.rx_prev[o] != beat:
                 self.errors.append(f"cycle {c}: output {o} changed payload while valid")
             if (mask >> beat_vc(beat)) & 1:
+                self.promised[o] = mask2 & (1 << beat_vc(beat))
                 self.rx_prev[o] = None
                 self.out_beats[o] += 1
                 self._rx_beat(o, beat, c)

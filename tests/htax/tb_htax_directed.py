@@ -212,9 +212,11 @@ async def sink_drains_via_other_vc(dut):
     cases = [(HtaxCmd.ATS, HtaxVC.ATS, HtaxCmd.RESPONSE, HtaxVC.RESPONSE),
              (HtaxCmd.WRITE, HtaxVC.POSTED, HtaxCmd.RESPONSE, HtaxVC.RESPONSE),
              (HtaxCmd.READ, HtaxVC.NONPOSTED, HtaxCmd.ATS, HtaxVC.ATS)]
-    for k, (v_cmd, v, w_cmd, w) in enumerate(cases):
+    # each case twice: a sink with room for one v packet and no ready2 promise, and a sink with room
+    # for two that promises (ready2) while it has room for both
+    for k, ((v_cmd, v, w_cmd, w), cap) in enumerate((c, cap) for c in cases for cap in (1, 2)):
         h = Harness(dut, n, rng)
-        h.sink_ready = _drains_via(h, sink, v, w)
+        h.sink_ready, h.sink_ready2 = _drains_via(h, sink, v, w, cap)
         await h.start(clock=k == 0)
         per_src = 6
         for _ in range(per_src):
@@ -233,7 +235,8 @@ async def sink_drains_via_other_vc(dut):
                 h.send(w_src, random_packet(rng, w_src, sink, cmd=w_cmd))
         h.check()
         assert h.drained() and not due, (
-            f"seed {seed}: hung with {v.name} packets at a sink that drains {v.name} via {w.name}: "
+            f"seed {seed}: hung with {v.name} packets at a sink that drains {v.name} via {w.name} "
+            f"(room for {cap}): "
             f"{_count(h, sink, v)} of {per_src * len(v_srcs)} {v.name} and {_count(h, sink, w)} {w.name} "
             f"packets delivered; output {sink} offers a beat on VC "
             f"{beat_vc(h.rx_payload[sink].value.to_unsigned())} (valid {h.rx_valid[sink].value})")
@@ -245,13 +248,41 @@ def _count(h, o, vc):
     return sum(beat_vc(d[1][0]) == vc.value for d in h.delivered[o])
 
 
-def _drains_via(h, sink, v, w):
-    """Sink readiness: ``sink`` refuses ``v`` while it has taken more ``v`` than ``w`` packets."""
+def _drains_via(h, sink, v, w, cap):
+    """Sink readiness (ready, ready2): ``sink`` has room for ``cap`` ``v`` packets, and each ``w`` packet
+    frees one; with ``cap`` 2 it promises room for a second ``v`` packet (ready2) while both fit."""
+    def room(o):
+        return cap - (_count(h, o, v) - _count(h, o, w)) if o == sink else 2
+
     def ready(o, c):
-        if o == sink and _count(h, o, v) > _count(h, o, w):
-            return ALL & ~(1 << v.value)
-        return ALL
-    return ready
+        return ALL if room(o) > 0 else ALL & ~(1 << v.value)
+
+    def ready2(o, c, r):
+        if o != sink:
+            return 0
+        return ALL if cap > 1 and room(o) > 1 else ALL & ~(1 << v.value)
+    return ready, ready2
+
+
+@cocotb.test()
+async def back_to_back_with_ready2(dut):
+    """One-beat packets of one VC from one input to one output: one per cycle when the sink promises
+    room for two (ready2), one every other cycle when it does not (the fresh-ready rule).  With one slot
+    per VC the input itself takes a packet only every other cycle (its slot frees as the packet leaves)."""
+    p = tb_params()
+    n = p["ports"]
+    rng, seed = _rng(7)
+    for promise, gap in ((True, 1 if p["slots"] > 1 else 2), (False, 2)):
+        h = Harness(dut, n, rng, sink_ready2=(lambda o, c, r: ALL) if promise else None)
+        await h.start(clock=promise)
+        for _ in range(12):
+            h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.ATS))
+        await h.run(until=h.drained, limit=200)
+        h.check()
+        cycles = [d[0] for d in h.delivered[1]]
+        assert len(cycles) == 12
+        gaps = {b - a for a, b in zip(cycles, cycles[1:], strict=False)}
+        assert gaps == {gap}, f"seed {seed}: ready2 {promise}: headers {gap} cycles apart expected, got {gaps}"
 
 
 @cocotb.test()
@@ -272,7 +303,7 @@ async def responses_never_hold_back_requests(dut):
                 ALL & ~(1 << HtaxVC.RESPONSE.value))
     await h.start()
     stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(slots + 3)]
-    await h.run(30)
+    await h.run(10 * (slots + 3))       # every response that fits has moved in (at most 9 beats each)
     ready0 = h.tx_ready[0].value.to_unsigned()
     assert not (ready0 >> HtaxVC.RESPONSE.value) & 1, f"seed {seed}: response VC ready {ready0:04b}"
     assert (ready0 >> HtaxVC.NONPOSTED.value) & 1, (

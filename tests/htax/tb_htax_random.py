@@ -21,7 +21,12 @@ async def random_traffic(dut):
         # independent per-VC refusals, with full-ready stretches so the switch also runs at speed
         return rng.getrandbits(4) | (0xF if rng.random() < p.get("ready_full", 0.5) else 0)
 
-    h = Harness(dut, n, rng, gap=p.get("gap", 0.2), blind=p.get("blind", 0.3), sink_ready=sink_ready)
+    def sink_ready2(o, c, ready):
+        # random ready2 promises (the harness then keeps ready[v] up in the cycle after a v beat moved)
+        return rng.getrandbits(4) if rng.random() < p.get("ready2", 0.5) else 0
+
+    h = Harness(dut, n, rng, gap=p.get("gap", 0.2), blind=p.get("blind", 0.3), sink_ready=sink_ready,
+                sink_ready2=sink_ready2)
     await h.start()
     for _ in range(packets):
         src, dst = rng.randrange(n), rng.randrange(n)
