@@ -18,6 +18,15 @@ def _rng(salt):
     return random.Random(seed * 7919 + salt), seed
 
 
+def _refuses_until_released(port, vc):
+    """Sink readiness: ``port`` refuses ``vc`` until ``release[0]`` is set; all else always ready."""
+    release = [False]
+
+    def ready(o, c):
+        return ALL if o != port or release[0] else ALL & ~(1 << vc.value)
+    return release, ready
+
+
 @cocotb.test()
 async def zero_load_latency(dut):
     """Idle switch: header out 2 cycles after header in (<= 2 is the goal), data back to back."""
@@ -44,10 +53,9 @@ async def fig_6_7_nonposted_blocked(dut):
     p = tb_params()
     n, slots = p["ports"], p["slots"]
     rng, seed = _rng(2)
-    release = [False]
     # port 1 refuses the non-posted VC until released; everybody else is always ready
-    h = Harness(dut, n, rng, sink_ready=lambda o, c: ALL if o != 1 or release[0] else
-                ALL & ~(1 << HtaxVC.NONPOSTED.value))
+    release, refusing = _refuses_until_released(1, HtaxVC.NONPOSTED)
+    h = Harness(dut, n, rng, sink_ready=refusing)
     await h.start()
     np_to_1 = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.READ)) for _ in range(3 * slots + 4)]
     c = 3 if n > 3 else 2
@@ -298,9 +306,8 @@ async def responses_never_hold_back_requests(dut):
     p = tb_params()
     n, slots = p["ports"], p["slots"]
     rng, seed = _rng(6)
-    release = [False]
-    h = Harness(dut, n, rng, sink_ready=lambda o, c: ALL if o != 1 or release[0] else
-                ALL & ~(1 << HtaxVC.RESPONSE.value))
+    release, refusing = _refuses_until_released(1, HtaxVC.RESPONSE)
+    h = Harness(dut, n, rng, sink_ready=refusing)
     await h.start()
     stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(slots + 3)]
     await h.run(10 * (slots + 3))       # every response that fits has moved in (at most 9 beats each)
