@@ -98,6 +98,15 @@ def _port(name, value):
         raise ValueError(f"{name} must be between 0 and 15, not {value}")
 
 
+def _count(m, counter, inc, dec):
+    """``counter`` += ``inc`` - ``dec``, as a choice among the precomputed +1 and -1: the (late) strobes
+    select a result instead of entering a carry chain."""
+    with m.If(inc & ~dec):
+        m.d.sync += counter.eq(counter + 1)
+    with m.Elif(dec & ~inc):
+        m.d.sync += counter.eq(counter - 1)
+
+
 def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request_fifo, vpids, htax_port,
                  host_port, fu_ports):
     """Validate the ATU parameters; raise ``TypeError``/``ValueError`` with a precise message."""
@@ -250,6 +259,8 @@ class Atu(wiring.Component):
         done = Signal(R)
         waiting = Signal(R)
         pend = Array(Signal(range(R + 1), name=f"pend{i}") for i in range(nfu + 1))
+        # pend[i] == 0 as flops, so that the bypass decision reads one bit instead of a compare
+        pend_zero = Signal(nfu + 1, init=(1 << (nfu + 1)) - 1)
 
         def fu_idx(port):
             idx = Const(nfu, range(nfu + 1))
@@ -313,28 +324,26 @@ class Atu(wiring.Component):
             pieces = [hit]
         s2_match = Signal(len(pieces))
         s2_hit = s2_match.all()
-        s2_rd = Signal()
-        s2_wr = Signal()
+        s2_perm = Signal()                  # the entry permits the access (read or write)
         s2_ppn = Signal(PPN_BITS)
-        s2_gat_bad = Signal()
+        s2_lookup = Signal()                # in range and GAT configured: the TLB decides
         s2_gat = Signal(GAT_BASE_BITS)
         s2_fu = Signal(range(nfu + 1))
         with m.If(s1_adv):
             m.d.sync += [s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_match.eq(Cat(*pieces)),
-                         s2_rd.eq(sel.read), s2_wr.eq(sel.write), s2_ppn.eq(sel.ppn),
-                         s2_gat_bad.eq(regs.gat_data == 0), s2_gat.eq(regs.gat_data), s2_fu.eq(fu_idx(s1.src))]
+                         s2_perm.eq(Mux(s1.write, sel.write, sel.read)), s2_ppn.eq(sel.ppn),
+                         s2_lookup.eq(~s1.bad & (regs.gat_data != 0)), s2_gat.eq(regs.gat_data),
+                         s2_fu.eq(fu_idx(s1.src))]
         with m.Elif(s2_go):
             m.d.sync += s2_valid.eq(0)
 
-        s2_perm = Mux(s2.write, s2_wr, s2_rd)
-        lookup = ~s2.bad & ~s2_gat_bad
-        is_hit = lookup & s2_hit
-        is_miss = lookup & ~s2_hit
+        is_hit = s2_lookup & s2_hit
+        is_miss = s2_lookup & ~s2_hit
         imm_ok = is_hit & s2_perm
         imm_cause = Signal(AtsCause)
         with m.If(s2.bad):
             m.d.comb += imm_cause.eq(AtsCause.NLA_RANGE)
-        with m.Elif(s2_gat_bad):
+        with m.Elif(~s2_lookup):
             m.d.comb += imm_cause.eq(AtsCause.GAT_NOT_CONFIGURED)
         with m.Elif(~s2_perm):
             m.d.comb += imm_cause.eq(AtsCause.PERMISSION)
@@ -387,7 +396,7 @@ class Atu(wiring.Component):
         retire_rdy = Signal()               # done[head], registered (computed below for the next head)
         m.d.comb += imm_r.addr.eq(head), res_r.addr.eq(head)
         head_imm = imm_r.data
-        bypass_ok = s2_go & ~is_miss & (pend[s2_fu] == 0)
+        bypass_ok = s2_go & ~is_miss & pend_zero.bit_select(s2_fu, 1)
 
         def rsp_header(dst, tag):
             h = out.word.header
@@ -399,51 +408,49 @@ class Atu(wiring.Component):
         dq_rdy = Signal()
         dma_pop = Signal()
         fl_load = Signal()
-        with m.If(free):
-            with m.If(fl_send):
-                m.d.comb += fl_load.eq(1)
-            with m.Elif(dq_rdy):
-                m.d.comb += dma_pop.eq(1)
-            with m.Elif(retire_rdy):
-                m.d.comb += retire.eq(1)
-            with m.Elif(bypass_ok):
-                m.d.comb += bypass.eq(1)
+        # The source is chosen by priority among the flags that are flops (or register inputs) alone:
+        # the output register's data never waits for the bypass decision, which only gates its enable.
+        byp_turn = ~fl_send & ~dq_rdy & ~retire_rdy
+        out_load = free & (fl_send | dq_rdy | retire_rdy | bypass_ok)
+        m.d.comb += [fl_load.eq(free & fl_send), dma_pop.eq(free & ~fl_send & dq_rdy),
+                     retire.eq(free & ~fl_send & ~dq_rdy & retire_rdy), bypass.eq(free & byp_turn & bypass_ok)]
         m.d.comb += dmaq.r_en.eq(dma_pop)
         dq_cnt = Signal(range(R + 1))          # DMA queue occupancy, so that its non-empty flag is a flop
-        dq_next = dq_cnt + dmaq.w_en - dmaq.r_en
-        m.d.sync += [dq_cnt.eq(dq_next), dq_rdy.eq(dq_next != 0)]
+        # dq_rdy = (dq_cnt != 0) of the next cycle without the adder's carry chain (dma_pop needs dq_rdy)
+        _count(m, dq_cnt, dmaq.w_en, dmaq.r_en)
+        m.d.sync += dq_rdy.eq(dmaq.w_en | (dq_rdy & ~(dmaq.r_en & (dq_cnt == 1))))
         # padded to a power of two so the index mux is complete (fl_load only happens for fl_sent < nfu)
         dsts = list(self.fu_ports) or [0]
         dsts += [dsts[-1]] * ((1 << len(fl_sent)) - len(dsts))
         fu_dst = Array(Const(p, 4) for p in dsts)
-        with m.If(fl_load | dma_pop | retire | bypass):
-            m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(retire | bypass)]
-        with m.If(fl_load):
-            fr = out.word.header.body.ats.flush_request
-            m.d.sync += rsp_header(fu_dst[Mux(busy, fl_sent, 0)], 0)
-            m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(Mux(busy, fl_vpid, regs.flush_vpid)),
-                         fr.nla_page.eq(Mux(busy, fl_nla, regs.flush_nla)),
-                         fr.flush_id.eq(Mux(busy, fl_id, fl_id + 1))]
-        with m.If(dma_pop):
-            h = out.word.header
-            m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self.htax_port),
-                         h.dst.eq(self.host_port), h.tag.eq(dma_head.slot),
-                         h.body.mem.addr.eq(Cat(Const(0, 3), dma_head.word)), h.body.mem.length.eq(1),
-                         h.body.mem.first_be.eq(0xFF), out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1),
-                         out.last.eq(1)]
         tresp = out.word.header.body.ats.translation_response
         sel_ok = Mux(head_imm.miss, res_r.data.ok, head_imm.ok)
-        with m.If(retire):
-            m.d.sync += rsp_header(head_imm.dst, head_imm.tag)
-            m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(sel_ok),
-                         tresp.cause.eq(Mux(head_imm.miss, res_r.data.cause, head_imm.cause)),
-                         tresp.ppn.eq(Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn)),
-                         out_epoch.eq(head_imm.epoch)]
-        with m.If(bypass):
-            m.d.sync += rsp_header(s2.src, s2.tag)
-            m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(imm_ok),
-                         tresp.cause.eq(imm_cause), tresp.ppn.eq(Mux(imm_ok, s2_ppn, 0)),
-                         out_epoch.eq(s2_epoch)]
+        with m.If(out_load):
+            m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(~fl_send & ~dq_rdy)]
+            with m.If(fl_send):
+                fr = out.word.header.body.ats.flush_request
+                m.d.sync += rsp_header(fu_dst[Mux(busy, fl_sent, 0)], 0)
+                m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(Mux(busy, fl_vpid, regs.flush_vpid)),
+                             fr.nla_page.eq(Mux(busy, fl_nla, regs.flush_nla)),
+                             fr.flush_id.eq(Mux(busy, fl_id, fl_id + 1))]
+            with m.Elif(dq_rdy):
+                h = out.word.header
+                m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self.htax_port),
+                             h.dst.eq(self.host_port), h.tag.eq(dma_head.slot),
+                             h.body.mem.addr.eq(Cat(Const(0, 3), dma_head.word)), h.body.mem.length.eq(1),
+                             h.body.mem.first_be.eq(0xFF), out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1),
+                             out.last.eq(1)]
+            with m.Elif(retire_rdy):
+                m.d.sync += rsp_header(head_imm.dst, head_imm.tag)
+                m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(sel_ok),
+                             tresp.cause.eq(Mux(head_imm.miss, res_r.data.cause, head_imm.cause)),
+                             tresp.ppn.eq(Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn)),
+                             out_epoch.eq(head_imm.epoch)]
+            with m.Else():
+                m.d.sync += rsp_header(s2.src, s2.tag)
+                m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(imm_ok),
+                             tresp.cause.eq(imm_cause), tresp.ppn.eq(Mux(imm_ok, s2_ppn, 0)),
+                             out_epoch.eq(s2_epoch)]
         m.d.sync += regs.failed_incr.eq((retire & ~sel_ok) | (bypass & ~imm_ok))
 
         # ---------------------------------------------------------------- reorder buffer bookkeeping
@@ -478,14 +485,20 @@ class Atu(wiring.Component):
         with m.If(retire):
             m.d.sync += head.eq(head + 1)
             m.d.comb += done_clr.eq(Const(1, R) << head)
-        m.d.sync += rob_count.eq(rob_count + alloc - retire)
+        _count(m, rob_count, alloc, retire)
         with m.If(alloc & ~retire):
             m.d.sync += rob_full.eq(rob_count == R - 1)
         with m.Elif(retire & ~alloc):
             m.d.sync += rob_full.eq(0)
         ret_fu = fu_idx(head_imm.dst)
         for i in range(nfu + 1):
-            m.d.sync += pend[i].eq(pend[i] + (alloc & (s2_fu == i)) - (retire & (ret_fu == i)))
+            inc = alloc & (s2_fu == i)
+            dec = retire & (ret_fu == i)
+            # a retire of FU i needs pend[i] != 0, so pend[i] becomes 0 only by a retire from 1
+            with m.If(inc & ~dec):
+                m.d.sync += [pend[i].eq(pend[i] + 1), pend_zero[i].eq(0)]
+            with m.Elif(dec & ~inc):
+                m.d.sync += [pend[i].eq(pend[i] - 1), pend_zero[i].eq(pend[i] == 1)]
 
         # ---------------------------------------------------------------- memory responses (GATE reads)
         r_in = Signal()                     # inside a RESPONSE packet on rx
@@ -566,9 +579,15 @@ class Atu(wiring.Component):
         head1 = Signal(range(R), init=1 % R)   # head + 1, kept as a register
         with m.If(retire):
             m.d.sync += head1.eq(head1 + 1)
-        d_now = [done.bit_select(h, 1) | (alloc & ~is_miss & (tail == h)) | (g_valid & (g_slot == h))
-                 for h in (head, head1)]
-        m.d.sync += retire_rdy.eq(Mux(retire, d_now[1], d_now[0]))
+        # An allocation with its result known reaches the head only into an empty buffer (tail == head:
+        # no FU has anything pending, so it is not bypassed only when the output is busy or taken) in a
+        # cycle without a retire, and head + 1 only in a cycle with a retire (which excludes a bypass):
+        # neither case waits for the per-FU bypass check.
+        known_go = s2_go & ~is_miss
+        d_head = (done.bit_select(head, 1) | (known_go & ~(free & byp_turn) & (tail == head))
+                  | (g_valid & (g_slot == head)))
+        d_head1 = done.bit_select(head1, 1) | (known_go & (tail == head1)) | (g_valid & (g_slot == head1))
+        m.d.sync += retire_rdy.eq(Mux(retire, d_head1, d_head))
 
         # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
         victim = Signal(range(W)) if W > 1 else None
@@ -584,8 +603,7 @@ class Atu(wiring.Component):
         # ---------------------------------------------------------------- flush (ch. 5.3)
         inflight = [Signal(range(R + 4), name=f"inflight{e}") for e in range(2)]
         for e in range(2):
-            m.d.sync += inflight[e].eq(inflight[e] + (load & (epoch == e))
-                                       - (out_moves & out_rsp & (out_epoch == e)))
+            _count(m, inflight[e], load & (epoch == e), out_moves & out_rsp & (out_epoch == e))
         old_drained = Mux(epoch, inflight[0], inflight[1]) == 0
         # a flush response counts in the cycle it arrives (done may strobe in that cycle)
         fr_in = msg.flush_response
