@@ -393,7 +393,7 @@ class Atu(wiring.Component):
         fl_more = Signal()                  # busy & ats & fewer than nfu requests sent, as a flop
         fl_send = fl_more | fl_first
 
-        retire_rdy = Signal()               # done[head], registered (computed below for the next head)
+        retire_rdy = Signal()               # head occupied & done[head], registered (computed below)
         m.d.comb += imm_r.addr.eq(head), res_r.addr.eq(head)
         head_imm = imm_r.data
         bypass_ok = s2_go & ~is_miss & pend_zero.bit_select(s2_fu, 1)
@@ -471,20 +471,14 @@ class Atu(wiring.Component):
         dma_w = data.View(dma_layout, dmaq.w_data)
         m.d.comb += [dma_w.slot.eq(tail), dma_w.word.eq(Cat(s2.nla[:GATE_INDEX_BITS], s2_gat))]
 
-        done_set = Signal(R)           # by an allocation with its result known
-        done_mem = Signal(R)           # by a GATE (or memory error) arriving
-        done_clr = Signal(R)
         wait_set = Signal(R)
         wait_clr = Signal(R)
         with m.If(alloc):
             m.d.sync += tail.eq(tail + 1)
-            with m.If(is_miss):
-                m.d.comb += wait_set.eq(Const(1, R) << tail)
-            with m.Else():
-                m.d.comb += done_set.eq(Const(1, R) << tail)
+        with m.If(s2_go & is_miss):         # = alloc & is_miss
+            m.d.comb += wait_set.eq(Const(1, R) << tail)
         with m.If(retire):
             m.d.sync += head.eq(head + 1)
-            m.d.comb += done_clr.eq(Const(1, R) << head)
         _count(m, rob_count, alloc, retire)
         with m.If(alloc & ~retire):
             m.d.sync += rob_full.eq(rob_count == R - 1)
@@ -505,9 +499,9 @@ class Atu(wiring.Component):
         r_want = Signal()                   # the next data beat is a GATE
         r_tag = Signal(5)
         rsp_beat = rx.valid & (rx_vc == HtaxVC.RESPONSE.value)
-        fin = Signal()
         fin_err = Signal()
         fin_tag = Signal(5)
+        fin_ok = Signal()                   # a GATE or an error response for a slot that waits for it
         is_hdr = rsp_beat & rxb.first & (rxh.cmd == HtaxCmd.RESPONSE)
 
         def waiting_for(tag):
@@ -523,13 +517,15 @@ class Atu(wiring.Component):
                 # request info (read now, below) was written at least one cycle before
                 m.d.sync += [r_want.eq(is_hdr & ok_data & waiting_for(rxh.tag)), r_tag.eq(rxh.tag)]
                 with m.If(is_hdr & ~ok_data):
-                    m.d.comb += [fin.eq(1), fin_err.eq(1), fin_tag.eq(rxh.tag)]
+                    m.d.comb += [fin_err.eq(1), fin_tag.eq(rxh.tag), fin_ok.eq(waiting_for(rxh.tag))]
             with m.Elif(r_in):
                 m.d.sync += [r_in.eq(~rxb.last), r_want.eq(0)]
                 with m.If(r_want):
-                    m.d.comb += [fin.eq(1), fin_tag.eq(r_tag)]
+                    # r_want: the slot waited when the header arrived, and only a response with its tag
+                    # clears that, which cannot come before this packet's data beat: no second check
+                    m.d.comb += [fin_tag.eq(r_tag), fin_ok.eq(1)]
         slot = fin_tag[:_log2(R)]
-        slot_ok = fin & waiting_for(fin_tag)
+        slot_ok = fin_ok
         gate = data.View(Gate, rxb.word.data)
         # the slot's request info is read with the header's tag and registered, so the GATE check in the
         # data beat's cycle starts from flops; an error response (no data) needs no info.  The check's
@@ -571,9 +567,15 @@ class Atu(wiring.Component):
                      res_w.data.cause.eq(g_res.cause), res_w.data.ppn.eq(Mux(g_res.ok, g_res.ppn, 0))]
         with m.If(slot_ok):
             m.d.comb += wait_clr.eq(Const(1, R) << slot)
-        with m.If(g_valid):
-            m.d.comb += done_mem.eq(Const(1, R) << g_slot)
-        m.d.sync += [done.eq((done | done_set | done_mem) & ~done_clr), waiting.eq((waiting | wait_set) & ~wait_clr)]
+        # done[slot] means something only for an occupied slot: whenever s2 leaves, the (free) tail slot's
+        # bit is written with "result known", whether the result is allocated or bypassed, so the bit
+        # does not wait for the bypass decision; a GATE (or memory error) arriving sets it
+        for j in range(R):
+            with m.If(s2_go & (tail == j)):
+                m.d.sync += done[j].eq(~is_miss)
+            with m.Elif(g_valid & (g_slot == j)):
+                m.d.sync += done[j].eq(1)
+        m.d.sync += waiting.eq((waiting | wait_set) & ~wait_clr)
         # retire_rdy of the next cycle = the next done vector at the next head, from the head and
         # head + 1 candidates (only bits set by flops or by this cycle's allocation/GATE at that slot)
         head1 = Signal(range(R), init=1 % R)   # head + 1, kept as a register
@@ -584,9 +586,12 @@ class Atu(wiring.Component):
         # cycle without a retire, and head + 1 only in a cycle with a retire (which excludes a bypass):
         # neither case waits for the per-FU bypass check.
         known_go = s2_go & ~is_miss
-        d_head = (done.bit_select(head, 1) | (known_go & ~(free & byp_turn) & (tail == head))
-                  | (g_valid & (g_slot == head)))
-        d_head1 = done.bit_select(head1, 1) | (known_go & (tail == head1)) | (g_valid & (g_slot == head1))
+        # done[] counts at the head only for an occupied slot: the head is occupied unless the buffer is
+        # empty (tail == head and not full), head + 1 after a retire unless the retired slot was the last
+        d_head = ((done.bit_select(head, 1) & ((tail != head) | rob_full))
+                  | (known_go & ~(free & byp_turn) & (tail == head)) | (g_valid & (g_slot == head)))
+        d_head1 = ((done.bit_select(head1, 1) & (tail != head1)) | (known_go & (tail == head1))
+                   | (g_valid & (g_slot == head1)))
         m.d.sync += retire_rdy.eq(Mux(retire, d_head1, d_head))
 
         # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
