@@ -252,7 +252,6 @@ class Atu(wiring.Component):
         start_now = regs.flush_start & ~busy
         inval_now = start_now & regs.flush_tlb
 
-        rob_count = Signal(range(R + 1))
         rob_full = Signal()
         head = Signal(range(R))
         tail = Signal(range(R))
@@ -354,7 +353,7 @@ class Atu(wiring.Component):
 
         # ---------------------------------------------------------------- reorder buffer storage
         imm_layout = data.StructLayout({"miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": 4,
-                                        "tag": 5, "epoch": 1})
+                                        "fu": range(nfu + 1), "tag": 5, "epoch": 1})
         res_layout = data.StructLayout({"ok": 1, "cause": AtsCause, "ppn": PPN_BITS})
         info_layout = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.nla_bits,
                                          "epoch": 1})
@@ -374,7 +373,8 @@ class Atu(wiring.Component):
         out_valid = Signal()
         out_rsp = Signal()                  # holds a translation response (counted in `inflight`)
         out_epoch = Signal()
-        out_moves = out_valid & tx.ready.bit_select(out.vc.as_value(), 1)
+        out_np = Signal()                   # out.vc is NONPOSTED (a DMA READ), else ATS: a flop for `free`
+        out_moves = out_valid & Mux(out_np, tx.ready[HtaxVC.NONPOSTED.value], tx.ready[HtaxVC.ATS.value])
         free = ~out_valid | out_moves
         m.d.comb += [tx.valid.eq(out_valid), tx.payload.eq(out)]
         with m.If(out_moves):
@@ -426,13 +426,15 @@ class Atu(wiring.Component):
         tresp = out.word.header.body.ats.translation_response
         sel_ok = Mux(head_imm.miss, res_r.data.ok, head_imm.ok)
         with m.If(out_load):
-            m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(~fl_send & ~dq_rdy)]
+            m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(~fl_send & ~dq_rdy), out_np.eq(~fl_send & dq_rdy)]
             with m.If(fl_send):
                 fr = out.word.header.body.ats.flush_request
-                m.d.sync += rsp_header(fu_dst[Mux(busy, fl_sent, 0)], 0)
-                m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(Mux(busy, fl_vpid, regs.flush_vpid)),
-                             fr.nla_page.eq(Mux(busy, fl_nla, regs.flush_nla)),
-                             fr.flush_id.eq(Mux(busy, fl_id, fl_id + 1))]
+                # fl_more: a running flush's later requests (from the stored copy); otherwise the first
+                # one, in the cycle the flush starts (from the register fields)
+                m.d.sync += rsp_header(fu_dst[Mux(fl_more, fl_sent, 0)], 0)
+                m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(Mux(fl_more, fl_vpid, regs.flush_vpid)),
+                             fr.nla_page.eq(Mux(fl_more, fl_nla, regs.flush_nla)),
+                             fr.flush_id.eq(Mux(fl_more, fl_id, fl_id + 1))]
             with m.Elif(dq_rdy):
                 h = out.word.header
                 m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self.htax_port),
@@ -461,7 +463,8 @@ class Atu(wiring.Component):
             # never bypasses, so alloc & is_miss = s2_go & is_miss
             imm_w.addr.eq(tail), imm_w.en.eq(s2_go),
             imm_w.data.miss.eq(is_miss), imm_w.data.ok.eq(imm_ok), imm_w.data.cause.eq(imm_cause),
-            imm_w.data.ppn.eq(Mux(imm_ok, s2_ppn, 0)), imm_w.data.dst.eq(s2.src), imm_w.data.tag.eq(s2.tag),
+            imm_w.data.ppn.eq(Mux(imm_ok, s2_ppn, 0)), imm_w.data.dst.eq(s2.src), imm_w.data.fu.eq(s2_fu),
+            imm_w.data.tag.eq(s2.tag),
             imm_w.data.epoch.eq(s2_epoch),
             info_w.addr.eq(tail), info_w.en.eq(s2_go & is_miss),
             info_w.data.vpid.eq(s2.vpid), info_w.data.write.eq(s2.write), info_w.data.nla.eq(s2.nla),
@@ -479,12 +482,12 @@ class Atu(wiring.Component):
             m.d.comb += wait_set.eq(Const(1, R) << tail)
         with m.If(retire):
             m.d.sync += head.eq(head + 1)
-        _count(m, rob_count, alloc, retire)
+        # full after an allocation that is not matched by a retire and makes tail reach head
         with m.If(alloc & ~retire):
-            m.d.sync += rob_full.eq(rob_count == R - 1)
+            m.d.sync += rob_full.eq((tail + 1)[:len(tail)] == head)
         with m.Elif(retire & ~alloc):
             m.d.sync += rob_full.eq(0)
-        ret_fu = fu_idx(head_imm.dst)
+        ret_fu = head_imm.fu
         for i in range(nfu + 1):
             inc = alloc & (s2_fu == i)
             dec = retire & (ret_fu == i)
@@ -595,13 +598,15 @@ class Atu(wiring.Component):
         m.d.sync += retire_rdy.eq(Mux(retire, d_head1, d_head))
 
         # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
+        # (an invalidation writes the fill's entry with its valid bit clear: only the valid bit waits
+        # for the flush strobe, and an invalid entry's other fields are never used)
         victim = Signal(range(W)) if W > 1 else None
+        wr_ent = Signal(self.tlb_entry)
+        m.d.comb += [wr_ent.eq(g_new), wr_ent.valid.eq(~inval_now), tlb_wr.data.eq(Cat(*([wr_ent] * W)))]
         with m.If(inval_now):
-            m.d.comb += [tlb_wr.addr.eq(regs.flush_nla[:self.set_bits]), tlb_wr.data.eq(0),
-                         tlb_wr.en.eq((1 << W) - 1)]
+            m.d.comb += [tlb_wr.addr.eq(regs.flush_nla[:self.set_bits]), tlb_wr.en.eq((1 << W) - 1)]
         with m.Elif(g_fill):
-            m.d.comb += [tlb_wr.addr.eq(g_set), tlb_wr.data.eq(Cat(*([g_new] * W))),
-                         tlb_wr.en.eq(Const(1, W) << victim if W > 1 else 1)]
+            m.d.comb += [tlb_wr.addr.eq(g_set), tlb_wr.en.eq(Const(1, W) << victim if W > 1 else 1)]
             if W > 1:
                 m.d.sync += victim.eq(victim + 1)
 
