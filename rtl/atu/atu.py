@@ -66,7 +66,7 @@ regs : Out(AtuRegsSignature)
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
-from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -363,10 +363,17 @@ class Atu(wiring.Component):
         imm_w, imm_r = imm.write_port(), imm.read_port(domain="comb")
         res_w, res_r = res.write_port(), res.read_port(domain="comb")
         info_w, info_r = info.write_port(), info.read_port(domain="comb")
-        # DMA READs waiting for the output: {slot, GATE word address}
+        # DMA READs waiting for the output, {slot, GATE word address}, in a FIFO of R entries kept here
+        # (dq_cnt, dq_rdy below) so that its storage is written whenever s2 leaves, without waiting for
+        # the miss decision: the entry at the write pointer is free then (the queue holds only misses
+        # with a reorder-buffer slot, so it is full only when the reorder buffer is), and only a miss
+        # moves the pointer
         dma_layout = data.StructLayout({"slot": 5, "word": GAT_BASE_BITS + GATE_INDEX_BITS})
-        m.submodules.dmaq = dmaq = SyncFIFO(width=dma_layout.size, depth=R)
-        dma_head = data.View(dma_layout, dmaq.r_data)
+        m.submodules.dmaq = dmaq = Memory(shape=dma_layout, depth=R, init=[])
+        dmaq_w, dmaq_r = dmaq.write_port(), dmaq.read_port(domain="comb")
+        dq_wptr = Signal(range(R))
+        dq_rptr = Signal(range(R))
+        dma_head = dmaq_r.data
 
         # ---------------------------------------------------------------- output register and arbiter
         out = Signal(HtaxBeat)
@@ -414,11 +421,16 @@ class Atu(wiring.Component):
         out_load = free & (fl_send | dq_rdy | retire_rdy | bypass_ok)
         m.d.comb += [fl_load.eq(free & fl_send), dma_pop.eq(free & ~fl_send & dq_rdy),
                      retire.eq(free & ~fl_send & ~dq_rdy & retire_rdy), bypass.eq(free & byp_turn & bypass_ok)]
-        m.d.comb += dmaq.r_en.eq(dma_pop)
+        dq_push = Signal()
         dq_cnt = Signal(range(R + 1))          # DMA queue occupancy, so that its non-empty flag is a flop
+        m.d.comb += dmaq_r.addr.eq(dq_rptr)
+        with m.If(dma_pop):
+            m.d.sync += dq_rptr.eq(dq_rptr + 1)
+        with m.If(dq_push):
+            m.d.sync += dq_wptr.eq(dq_wptr + 1)
         # dq_rdy = (dq_cnt != 0) of the next cycle without the adder's carry chain (dma_pop needs dq_rdy)
-        _count(m, dq_cnt, dmaq.w_en, dmaq.r_en)
-        m.d.sync += dq_rdy.eq(dmaq.w_en | (dq_rdy & ~(dmaq.r_en & (dq_cnt == 1))))
+        _count(m, dq_cnt, dq_push, dma_pop)
+        m.d.sync += dq_rdy.eq(dq_push | (dq_rdy & ~(dma_pop & (dq_cnt == 1))))
         # padded to a power of two so the index mux is complete (fl_load only happens for fl_sent < nfu)
         dsts = list(self.fu_ports) or [0]
         dsts += [dsts[-1]] * ((1 << len(fl_sent)) - len(dsts))
@@ -466,13 +478,13 @@ class Atu(wiring.Component):
             imm_w.data.ppn.eq(Mux(imm_ok, s2_ppn, 0)), imm_w.data.dst.eq(s2.src), imm_w.data.fu.eq(s2_fu),
             imm_w.data.tag.eq(s2.tag),
             imm_w.data.epoch.eq(s2_epoch),
-            info_w.addr.eq(tail), info_w.en.eq(s2_go & is_miss),
+            # the info of a free slot is never read (a GATE is taken only for a waiting slot)
+            info_w.addr.eq(tail), info_w.en.eq(s2_go),
             info_w.data.vpid.eq(s2.vpid), info_w.data.write.eq(s2.write), info_w.data.nla.eq(s2.nla),
             info_w.data.epoch.eq(s2_epoch),
-            dmaq.w_en.eq(s2_go & is_miss),
+            dmaq_w.addr.eq(dq_wptr), dmaq_w.en.eq(s2_go), dq_push.eq(s2_go & is_miss),
+            dmaq_w.data.slot.eq(tail), dmaq_w.data.word.eq(Cat(s2.nla[:GATE_INDEX_BITS], s2_gat)),
         ]
-        dma_w = data.View(dma_layout, dmaq.w_data)
-        m.d.comb += [dma_w.slot.eq(tail), dma_w.word.eq(Cat(s2.nla[:GATE_INDEX_BITS], s2_gat))]
 
         wait_set = Signal(R)
         wait_clr = Signal(R)
