@@ -638,9 +638,13 @@ class Atu(wiring.Component):
         m.d.sync += fl_got.eq(got_now)
         all_got = got_now.all() if nfu else Const(1)
         fl_done = busy & old_drained & (~fl_ats | all_got)
+        # the copy of the request fields is used only while busy: it follows them while idle, so that
+        # the flush start strobe does not reach its enables
+        with m.If(~busy):
+            m.d.sync += [fl_nla.eq(regs.flush_nla), fl_vpid.eq(regs.flush_vpid), fl_ats.eq(regs.flush_ats),
+                         fl_got.eq(0)]
         with m.If(start_now):
-            m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_nla.eq(regs.flush_nla), fl_vpid.eq(regs.flush_vpid),
-                         fl_ats.eq(regs.flush_ats), fl_id.eq(fl_id + 1), fl_sent.eq(fl_load), fl_got.eq(0),
+            m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_id.eq(fl_id + 1), fl_sent.eq(fl_load),
                          fl_more.eq(regs.flush_ats & Mux(fl_load, nfu > 1, nfu > 0))]
         with m.Else():
             with m.If(fl_load):
