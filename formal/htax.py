@@ -49,7 +49,7 @@ class HtaxProperties(Elaboratable):
                 port.rx.ready.eq(AnySeq(4)),
                 port.rx.ready2.eq(AnySeq(4)),
             ]
-            sink_rules(m, port.rx, Assume, name=f"out{i}")
+            promised = sink_rules(m, port.rx, Assume, name=f"out{i}")
             link_rules(m, port.tx, Assume, well_formed=False, name=f"in{i}")
             if self.links:
                 checker = {}
@@ -58,13 +58,11 @@ class HtaxProperties(Elaboratable):
                 # No header directly behind a beat of its own VC unless the sink promised room for it
                 # (ready2): a packet on VC v is started only on a ready[v] sampled after the previous v
                 # beat to this output had moved, or on that beat's ready2[v].
+                # (sink_rules' `promised` has bit v set after a v beat moved under ready2[v].)
                 moved = Signal(name=f"f_out{i}_moved")
                 moved_vc = Signal(2, name=f"f_out{i}_moved_vc")
-                moved_r2 = Signal(name=f"f_out{i}_moved_ready2")
-                vc = port.rx.payload.vc.as_value()
-                m.d.sync += [moved.eq(transfer(port.rx)), moved_vc.eq(vc),
-                             moved_r2.eq(port.rx.ready2.bit_select(vc, 1))]
-                with m.If(moved & ~moved_r2 & port.rx.valid & port.rx.payload.first):
+                m.d.sync += [moved.eq(transfer(port.rx)), moved_vc.eq(port.rx.payload.vc.as_value())]
+                with m.If(moved & ~promised.bit_select(moved_vc, 1) & port.rx.valid & port.rx.payload.first):
                     m.d.comb += Assert(port.rx.payload.vc.as_value() != moved_vc)
 
         if self.links:
