@@ -104,8 +104,7 @@ class HostModel:
         self._in_valid = getattr(dut, f"{port}__tx__valid")
         self._in_payload = getattr(dut, f"{port}__tx__payload")
         self._in_ready = getattr(dut, f"{port}__tx__ready")
-        # the host makes no ready2 promise (rtl.common.htax); older tops may lack the port
-        self._in_ready2 = getattr(dut, f"{port}__tx__ready2", None)
+        self._in_ready2 = getattr(dut, f"{port}__tx__ready2")     # the host promises nothing: 0
         # host -> DUT link (the DUT's rx)
         self._out_valid = getattr(dut, f"{port}__rx__valid")
         self._out_payload = getattr(dut, f"{port}__rx__payload")
@@ -150,8 +149,7 @@ class HostModel:
         self._out_valid.value = 0
         self._out_payload.value = 0
         self._in_ready.value = 0xF if self.tx_ready_probability >= 1.0 else 0
-        if self._in_ready2 is not None:
-            self._in_ready2.value = 0
+        self._in_ready2.value = 0
         self._tasks += [cocotb.start_soon(self._receive()), cocotb.start_soon(self._send()),
                         cocotb.start_soon(self._schedule())]
         if self.tx_ready_probability < 1.0:
