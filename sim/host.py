@@ -104,7 +104,7 @@ class HostModel:
         self._in_valid = getattr(dut, f"{port}__tx__valid")
         self._in_payload = getattr(dut, f"{port}__tx__payload")
         self._in_ready = getattr(dut, f"{port}__tx__ready")
-        self._in_ready2 = getattr(dut, f"{port}__tx__ready2")     # the host promises nothing: 0
+        self._in_ready2 = getattr(dut, f"{port}__tx__ready2")
         # host -> DUT link (the DUT's rx)
         self._out_valid = getattr(dut, f"{port}__rx__valid")
         self._out_payload = getattr(dut, f"{port}__rx__payload")
@@ -148,8 +148,11 @@ class HostModel:
         """Drive idle values and start the model's coroutines."""
         self._out_valid.value = 0
         self._out_payload.value = 0
-        self._in_ready.value = 0xF if self.tx_ready_probability >= 1.0 else 0
-        self._in_ready2.value = 0
+        # ready2 (docs/architecture.md): the host promises room for a second beat on every VC it will
+        # also accept in the next cycle; always when it never backpressures
+        always = 0xF if self.tx_ready_probability >= 1.0 else 0
+        self._in_ready.value = always
+        self._in_ready2.value = always
         self._tasks += [cocotb.start_soon(self._receive()), cocotb.start_soon(self._send()),
                         cocotb.start_soon(self._schedule())]
         if self.tx_ready_probability < 1.0:
@@ -262,10 +265,15 @@ class HostModel:
     # ------------------------------------------------------------------------------------------
     # DUT -> host
     async def _backpressure(self):
+        # each cycle's ready is drawn one cycle ahead, so ready2 = ready now & ready next keeps the promise
+        def draw():
+            return sum(1 << v for v in range(4) if self.rng.random() < self.tx_ready_probability)
+        nxt = draw()
         while True:
             await RisingEdge(self.clk)
-            p = self.tx_ready_probability
-            self._in_ready.value = sum(1 << v for v in range(4) if self.rng.random() < p)
+            cur, nxt = nxt, draw()
+            self._in_ready.value = cur
+            self._in_ready2.value = cur & nxt
 
     async def _receive(self):
         beats = []
