@@ -256,6 +256,7 @@ class Atu(wiring.Component):
         head = Signal(range(R))
         tail = Signal(range(R))
         done = Signal(R)
+        missv = Signal(R)                   # the slot's result comes from a GATE (res), not from s2 (imm)
         waiting = Signal(R)
         pend = Array(Signal(range(R + 1), name=f"pend{i}") for i in range(nfu + 1))
         # pend[i] == 0 as flops, so that the bypass decision reads one bit instead of a compare
@@ -352,7 +353,7 @@ class Atu(wiring.Component):
         ]
 
         # ---------------------------------------------------------------- reorder buffer storage
-        imm_layout = data.StructLayout({"miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": 4,
+        imm_layout = data.StructLayout({"ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": 4,
                                         "fu": range(nfu + 1), "tag": 5, "epoch": 1})
         res_layout = data.StructLayout({"ok": 1, "cause": AtsCause, "ppn": PPN_BITS})
         info_layout = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.nla_bits,
@@ -416,9 +417,8 @@ class Atu(wiring.Component):
         dma_pop = Signal()
         fl_load = Signal()
         # The source is chosen by priority among the flags that are flops (or register inputs) alone:
-        # the output register's data never waits for the bypass decision, which only gates its enable.
+        # the output register's data never waits for the bypass decision, which only sets `out_valid`.
         byp_turn = ~fl_send & ~dq_rdy & ~retire_rdy
-        out_load = free & (fl_send | dq_rdy | retire_rdy | bypass_ok)
         m.d.comb += [fl_load.eq(free & fl_send), dma_pop.eq(free & ~fl_send & dq_rdy),
                      retire.eq(free & ~fl_send & ~dq_rdy & retire_rdy), bypass.eq(free & byp_turn & bypass_ok)]
         dq_push = Signal()
@@ -436,9 +436,14 @@ class Atu(wiring.Component):
         dsts += [dsts[-1]] * ((1 << len(fl_sent)) - len(dsts))
         fu_dst = Array(Const(p, 4) for p in dsts)
         tresp = out.word.header.body.ats.translation_response
-        sel_ok = Mux(head_imm.miss, res_r.data.ok, head_imm.ok)
-        with m.If(out_load):
-            m.d.sync += [out.eq(0), out_valid.eq(1), out_rsp.eq(~fl_send & ~dq_rdy), out_np.eq(~fl_send & dq_rdy)]
+        head_miss = Signal()                # the head slot's result is in res (a miss), a register
+        sel_ok = Mux(head_miss, res_r.data.ok, head_imm.ok)
+        # The register loads whenever it is free; only `out_valid` waits for the bypass decision (the
+        # data is the bypass candidate when nothing else is chosen and is not looked at while invalid),
+        # so the late decision drives one flop instead of the 96 enables.
+        with m.If(free):
+            m.d.sync += [out.eq(0), out_valid.eq(fl_send | dq_rdy | retire_rdy | bypass_ok),
+                         out_rsp.eq(~fl_send & ~dq_rdy), out_np.eq(~fl_send & dq_rdy)]
             with m.If(fl_send):
                 fr = out.word.header.body.ats.flush_request
                 # fl_more: a running flush's later requests (from the stored copy); otherwise the first
@@ -457,8 +462,8 @@ class Atu(wiring.Component):
             with m.Elif(retire_rdy):
                 m.d.sync += rsp_header(head_imm.dst, head_imm.tag)
                 m.d.sync += [tresp.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tresp.ok.eq(sel_ok),
-                             tresp.cause.eq(Mux(head_imm.miss, res_r.data.cause, head_imm.cause)),
-                             tresp.ppn.eq(Mux(head_imm.miss, res_r.data.ppn, head_imm.ppn)),
+                             tresp.cause.eq(Mux(head_miss, res_r.data.cause, head_imm.cause)),
+                             tresp.ppn.eq(Mux(head_miss, res_r.data.ppn, head_imm.ppn)),
                              out_epoch.eq(head_imm.epoch)]
             with m.Else():
                 m.d.sync += rsp_header(s2.src, s2.tag)
@@ -474,7 +479,7 @@ class Atu(wiring.Component):
             # for a bypassed result (tail does not move): no bypass decision in the write enables; a miss
             # never bypasses, so alloc & is_miss = s2_go & is_miss
             imm_w.addr.eq(tail), imm_w.en.eq(s2_go),
-            imm_w.data.miss.eq(is_miss), imm_w.data.ok.eq(imm_ok), imm_w.data.cause.eq(imm_cause),
+            imm_w.data.ok.eq(imm_ok), imm_w.data.cause.eq(imm_cause),
             imm_w.data.ppn.eq(Mux(imm_ok, s2_ppn, 0)), imm_w.data.dst.eq(s2.src), imm_w.data.fu.eq(s2_fu),
             imm_w.data.tag.eq(s2.tag),
             imm_w.data.epoch.eq(s2_epoch),
@@ -587,15 +592,18 @@ class Atu(wiring.Component):
         # does not wait for the bypass decision; a GATE (or memory error) arriving sets it
         for j in range(R):
             with m.If(s2_go & (tail == j)):
-                m.d.sync += done[j].eq(~is_miss)
+                m.d.sync += [done[j].eq(~is_miss), missv[j].eq(is_miss)]
             with m.Elif(g_valid & (g_slot == j)):
                 m.d.sync += done[j].eq(1)
         m.d.sync += waiting.eq((waiting | wait_set) & ~wait_clr)
         # retire_rdy of the next cycle = the next done vector at the next head, from the head and
         # head + 1 candidates (only bits set by flops or by this cycle's allocation/GATE at that slot)
         head1 = Signal(range(R), init=1 % R)   # head + 1, kept as a register
+        # a copy of head for the per-slot bit vectors, so that the reorder buffer's read address does
+        # not also drive their multiplexers
+        head_b = Signal(range(R), attrs={"keep": 1})
         with m.If(retire):
-            m.d.sync += head1.eq(head1 + 1)
+            m.d.sync += [head1.eq(head1 + 1), head_b.eq(head_b + 1)]
         # An allocation with its result known reaches the head only into an empty buffer (tail == head:
         # no FU has anything pending, so it is not bypassed only when the output is busy or taken) in a
         # cycle without a retire, and head + 1 only in a cycle with a retire (which excludes a bypass):
@@ -603,11 +611,16 @@ class Atu(wiring.Component):
         known_go = s2_go & ~is_miss
         # done[] counts at the head only for an occupied slot: the head is occupied unless the buffer is
         # empty (tail == head and not full), head + 1 after a retire unless the retired slot was the last
-        d_head = ((done.bit_select(head, 1) & ((tail != head) | rob_full))
-                  | (known_go & ~(free & byp_turn) & (tail == head)) | (g_valid & (g_slot == head)))
+        d_head = ((done.bit_select(head_b, 1) & ((tail != head_b) | rob_full))
+                  | (known_go & ~(free & byp_turn) & (tail == head_b)) | (g_valid & (g_slot == head_b)))
         d_head1 = ((done.bit_select(head1, 1) & (tail != head1)) | (known_go & (tail == head1))
                    | (g_valid & (g_slot == head1)))
         m.d.sync += retire_rdy.eq(Mux(retire, d_head1, d_head))
+        # head_miss the same way, so the output's hit/miss select is a flop, not a LUT-RAM read that fans
+        # out to every result bit; this cycle's s2 write wins where it targets the next head slot
+        m_head = Mux(s2_go & (tail == head_b), is_miss, missv.bit_select(head_b, 1))
+        m_head1 = Mux(s2_go & (tail == head1), is_miss, missv.bit_select(head1, 1))
+        m.d.sync += head_miss.eq(Mux(retire, m_head1, m_head))
 
         # TLB write port: flush invalidation wins over a fill (a lost fill only costs a later miss)
         # (an invalidation writes the fill's entry with its valid bit clear: only the valid bit waits
