@@ -20,10 +20,10 @@ counted, and a packet delivered after it.
 """
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cat, Const, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
-from rtl.common.net import NetBeatKind
+from rtl.common.net import NetBeatKind, NetHeader
 from rtl.net import LinkPort, PhitCtl
 
 SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, rx_buffer_beats=4, counter_bits=4)
@@ -72,9 +72,12 @@ class LinkDelivery(Elaboratable):
             m.d.sync += corrupted.eq(1)
 
         # Source: beat n carries n in bits 63:56; even beats are network headers of two-beat packets
-        # (payload_words = 1, command_words = 0), odd beats their payload word.
+        # (payload_words = 1, command_words = 0; n lands in the `specific` field), odd beats their
+        # payload word.
+        header = NetHeader.as_shape().const({"payload_words": 1}).as_value()
+
         def word(n):
-            return Cat(Const(0, 22), ~n[0], Const(0, 33), n)
+            return Mux(n[0], 0, header) | (n << 56)
 
         sent = Signal(8)
         src = a.tx[0]
