@@ -385,8 +385,6 @@ class Atu(wiring.Component):
         out_moves = out_valid & Mux(out_np, tx.ready[HtaxVC.NONPOSTED.value], tx.ready[HtaxVC.ATS.value])
         free = ~out_valid | out_moves
         m.d.comb += [tx.valid.eq(out_valid), tx.payload.eq(out)]
-        with m.If(out_moves):
-            m.d.sync += out_valid.eq(0)
 
         # flush state
         fl_nla = Signal(self.nla_bits)
