@@ -22,10 +22,11 @@ from sim.runner import run_cocotb  # noqa: E402
 LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 
 
-def measure(ports, slots, seed=None, loads=LOADS):
+def measure(ports, slots, shared, seed=None, loads=LOADS):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
-        _, seed = run_cocotb(Htax(ports=ports, slots_per_vc=slots), name=f"htax_p{ports}_s{slots}",
+        _, seed = run_cocotb(Htax(ports=ports, slots_per_vc=slots, shared_slots=shared),
+                             name=f"htax_p{ports}_s{slots}_sh{shared}",
                              test_module="tests.htax.tb_htax_bench", seed=seed,
                              params={"ports": ports, "out": str(out), "loads": loads,
                                      "warmup": 400, "window": 3000})
@@ -55,18 +56,19 @@ def plot(curves, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--try-slots", type=int, metavar="S",
+    ap.add_argument("--try-slots", type=int, nargs=2, metavar=("S", "SHARED"),
                     help="only print latency/throughput/fairness of the configured port count with "
-                         "slots_per_vc=S (no load sweep; build/bench/htax.json is not written)")
+                         "slots_per_vc=S and shared_slots=SHARED (no load sweep; build/bench/htax.json "
+                         "is not written)")
     args = ap.parse_args()
     cfg = load()
     if args.try_slots:
-        res = measure(cfg["htax"]["ports"], args.try_slots, loads=[])
+        res = measure(cfg["htax"]["ports"], *args.try_slots, loads=[])
         print({k: v for k, v in res.items() if not isinstance(v, list)})
         return
-    ports, slots = cfg["htax"]["ports"], cfg["htax"]["slots_per_vc"]
-    main_res = measure(ports, slots)
-    small = measure(4, slots)
+    ports, slots, shared = cfg["htax"]["ports"], cfg["htax"]["slots_per_vc"], cfg["htax"]["shared_slots"]
+    main_res = measure(ports, slots, shared)
+    small = measure(4, slots, shared)
     metrics = {
         "zero_load_latency_cycles": main_res["zero_load_latency_cycles"],
         "throughput_per_port_saturated": round(main_res["throughput_per_port_saturated"], 4),
@@ -81,7 +83,8 @@ def main():
         for point in res["latency_vs_load"]:
             load_pct = int(round(point["offered"] * 100))
             metrics[f"mean_latency_{tag}_load{load_pct}"] = round(point["mean_latency"], 2)
-    write_bench("htax", metrics, {"ports": ports, "slots_per_vc": slots, "seed": main_res["seed"],
+    write_bench("htax", metrics, {"ports": ports, "slots_per_vc": slots, "shared_slots": shared,
+                                  "seed": main_res["seed"],
                                   "seed_4ports": small["seed"], "packet_beats": 9,
                                   "traffic": "uniform random destinations incl. own port, 8-word writes"})
     plot({ports: main_res["latency_vs_load"], 4: small["latency_vs_load"]},

@@ -4,9 +4,12 @@
   responses) minus headers that left on any output equals the packets still waiting for their header
   to leave, computed from the slot occupancy and the read engine: no packet is lost, duplicated or
   created, and buffer occupancy is accounted for exactly.  Every header an output offers is well
-  formed, addressed to that output and on the VC of its beat.  Responses from a unit never take an
-  input's last free response slot, so its non-posted VC is ready whenever the non-posted pool has room
-  and none of the input's own error responses waits (a unit's responses never hold back its requests).
+  formed, addressed to that output and on the VC of its beat.  The slot counters per class (the four
+  VCs and the switch's error responses) and the count of shared slots in use match the slots; a header
+  taken in always finds a free slot; a VC with a free reserved slot is ready whatever the other VCs
+  hold, and the non-posted VC is ready whenever its reserved slot is free and none of the input's own
+  error responses waits (the unit's responses never take that slot: they never hold back its
+  requests).
 * ``links`` (k-induction): the link rules of :mod:`rtl.common.htax_rules` hold on every output while
   the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random (keeping their
   ``ready2`` promise, :func:`~rtl.common.htax_rules.sink_rules`); invariants tie each output's rule
@@ -26,9 +29,10 @@ from rtl.htax import Htax
 
 
 class HtaxProperties(Elaboratable):
-    def __init__(self, *, ports=2, slots_per_vc=1, links=True, conservation=True):
+    def __init__(self, *, ports=2, slots_per_vc=1, shared_slots=1, links=True, conservation=True):
         self.ports = ports
         self.slots_per_vc = slots_per_vc
+        self.shared_slots = shared_slots
         self.links = links
         self.conservation = conservation
         self._MustUse__silence = True       # proofs(cfg) builds every proof; --proof may run only some
@@ -36,7 +40,7 @@ class HtaxProperties(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         n, s = self.ports, self.slots_per_vc
-        dut = Htax(ports=n, slots_per_vc=s, counter_bits=2)
+        dut = Htax(ports=n, slots_per_vc=s, shared_slots=self.shared_slots, counter_bits=2)
         dut._MustUse__silence = True        # elaborated here directly, to reach its internal state
         m.submodules.dut = dut.elaborate(platform)
         st = dut._state
@@ -89,7 +93,7 @@ class HtaxProperties(Elaboratable):
                     m.d.comb += [
                         Assert(~malformed(h)),
                         Assert(h.dst == x.sdst[k]),
-                        Assert(h.vc.as_value() == x.slot_vc[k]),
+                        Assert(h.vc.as_value() == x.svc[k]),
                         Assert(data_beats(h) == x.snb[k]),
                     ]
             with m.If(x.act):
@@ -100,7 +104,8 @@ class HtaxProperties(Elaboratable):
                 for k, occ in enumerate(x.occ):
                     with m.If(x.eslot == k):
                         m.d.comb += [Assert(occ), Assert(x.enb == x.snb[k]), Assert(x.edst == x.sdst[k]),
-                                     Assert(x.evc == x.slot_vc[k])]
+                                     Assert(x.evc == x.svc[k]),
+                                     Assert(x.ecls == Mux(x.serr[k], x.err_cls, x.svc[k]))]
                 m.d.comb += Assert(x.eslot < len(x.occ))
             with m.If(x.rd_valid & x.rd_first):
                 m.d.comb += [
@@ -121,21 +126,40 @@ class HtaxProperties(Elaboratable):
                 with m.If(x.rd_valid & ~x.rd_first):
                     m.d.comb += Assert(x.ek >= 2)
 
-            # the reserved response slot: responses from the unit leave one response slot free for
-            # error responses, so the non-posted VC waits only for the input's own error responses
-            err = [Signal(name=f"f_in{i}_err{k}") for k in range(len(x.occ))]
-            for k in range(len(x.occ)):
-                with m.If(x.alloc & (x.alloc_slot == k)):
-                    m.d.sync += err[k].eq(x.alloc_err)
-            rsp_slots = [k for k, v in enumerate(x.slot_vc) if v == HtaxVC.RESPONSE.value]
-            np_slots = [k for k, v in enumerate(x.slot_vc) if v == HtaxVC.NONPOSTED.value]
-            m.d.comb += Assert(sum((x.occ[k] & ~err[k]).as_unsigned() for k in rsp_slots) <= s)
-            with m.If(~x.in_pkt & ~Cat(x.occ[k] for k in np_slots).all()
-                      & ~Cat(x.occ[k] & err[k] for k in rsp_slots).any()):
-                m.d.comb += Assert(x.ready[HtaxVC.NONPOSTED.value])
-            for k in range(len(x.occ)):
-                with m.If(x.occ[k] & err[k]):
-                    m.d.comb += Assert(x.slot_vc[k] == HtaxVC.RESPONSE.value)
+            # slot accounting: cnt[c] counts the slots of class c (the VCs and ERR, the switch's error
+            # responses), ``shared`` the slots held beyond their class's reservation
+            rsp = HtaxVC.RESPONSE.value
+            cls = [Mux(x.serr[k], x.err_cls, x.svc[k]) for k in range(x.nslots)]
+            excess = 0
+            for c, cnt in enumerate(x.cnt):
+                m.d.comb += Assert(cnt == sum((x.occ[k] & (cls[k] == c)).as_unsigned()
+                                              for k in range(x.nslots)))
+                excess = excess + Mux(cnt > x.res[c], cnt - x.res[c], 0)
+            m.d.comb += [Assert(x.shared == excess), Assert(x.shared <= x.nslots - sum(x.res))]
+            for k in range(x.nslots):
+                with m.If(x.occ[k] & x.serr[k]):
+                    m.d.comb += Assert(x.svc[k] == rsp)
+            # the age matrix orders every queue: of two waiting packets of one (VC, destination)
+            # exactly one is the older (so at most one slot per queue is eligible)
+            for k in range(x.nslots):
+                with m.If(x.occ[k]):
+                    m.d.comb += Assert(~x.older[k][k])
+                for j in range(k + 1, x.nslots):
+                    with m.If(x.occ[k] & x.occ[j] & (x.svc[k] == x.svc[j]) & (x.sdst[k] == x.sdst[j])):
+                        m.d.comb += Assert(x.older[k][j] != x.older[j][k])
+            # a header that is taken in always finds a free slot
+            with m.If(x.alloc):
+                m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))
+            # reservations: a VC with a free reserved slot is ready, whatever the other VCs hold; the
+            # non-posted VC also needs its possible error response's reserved slot, which the unit's
+            # responses never take (a unit's responses never hold back its requests)
+            with m.If(~x.in_pkt):
+                for v in range(len(x.ready)):
+                    own = x.cnt[v] < x.res[v]
+                    if v == HtaxVC.NONPOSTED.value:
+                        own = own & (x.cnt[x.err_cls] == 0)
+                    with m.If(own):
+                        m.d.comb += Assert(x.ready[v])
 
             # the conservation law
             width = 6

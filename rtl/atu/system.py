@@ -54,6 +54,7 @@ class AtuSystem(wiring.Component):
         m = Module()
         cfg = self.cfg
         m.submodules.switch = sw = Htax(ports=cfg["htax"]["ports"], slots_per_vc=cfg["htax"]["slots_per_vc"],
+                                        shared_slots=cfg["htax"]["shared_slots"],
                                         counter_bits=cfg["htax"]["counter_bits"])
         m.submodules.regs = rf = self.regs
         m.submodules.atu = atu = self.atu

@@ -7,5 +7,6 @@ __all__ = ["Htax", "RoundRobin", "UNITS"]
 
 UNITS = {
     "htax": lambda cfg: Htax(ports=cfg["htax"]["ports"], slots_per_vc=cfg["htax"]["slots_per_vc"],
+                             shared_slots=cfg["htax"]["shared_slots"],
                              counter_bits=cfg["htax"]["counter_bits"]),
 }

@@ -5,12 +5,14 @@ Implements the HTAX of the dissertation (ch. 7.1 "HT-Core and HTAX"; the four vi
 avoids the queue deadlock of fig. 6-7 (ch. 6): a stalled non-posted request never blocks a posted write
 or a response.  The link format is :mod:`rtl.common.htax`; ``docs/htax.md`` describes the design.
 
-Queueing.  Every input port has, per virtual channel, ``slots_per_vc`` packet slots.  A slot holds one
-whole packet (header in registers, up to 8 data words in a per-input data memory), so an input
-accepts a VC's header only while that VC has a free slot (``ready[vc]``, a function of registers only).
-Slots of one VC form virtual output queues: a slot may leave when no older occupied slot of the same
-input and VC goes to the same output (an age matrix per VC), which keeps per-(source, destination, VC)
-order and removes head-of-line blocking between destinations.
+Queueing.  Every input port has ``4 * slots_per_vc + 1 + shared_slots`` packet slots.  A slot holds one
+whole packet of any VC (header in registers, up to 8 data words in a per-input data memory).  Each VC
+owns ``slots_per_vc`` reserved slots, the switch's error responses own one, and the shared slots go to
+any of them; an input accepts a VC's header only while that VC has room (``ready[vc]``, a function of
+registers only), so a VC blocked downstream can fill the shared slots but never holds back another
+VC.  Packets of one VC and destination form a virtual output queue: a slot may leave when no older
+packet of its queue waits (an age matrix row written at allocation), which keeps per-(source,
+destination, VC) order and removes head-of-line blocking between destinations.
 
 Switching.  Cut-through: a packet may leave as soon as its header is stored; data words are read as
 they arrive.  Each input has one read engine (one packet at a time) whose read register drives the
@@ -27,10 +29,10 @@ Errors.  A header that breaks a rule of :func:`rtl.common.htax.malformed` (or wh
 from the header's) or that addresses a port ``>= ports`` is dropped with the rest of its packet (up to
 ``last``) and counted.  A dropped READ that arrived on the non-posted VC is answered with a RESPONSE
 (status MALFORMED or NO_TARGET, length 0, same tag, ``dst`` = the port it arrived on, ``src`` = the
-``dst`` it asked for), queued like any packet.  The response pool of every input has one slot more
-than the others, and a response from the unit never takes the last free one; the non-posted VC is
-ready only while a response slot is free, so the answer always has room, and that slot is missing only
-while the input's own error responses wait (a unit's response traffic never holds back its requests).
+``dst`` it asked for), queued like any packet.  The non-posted VC is ready only while the error
+responses have room, so the answer always has a slot; the unit's own responses never take the error
+responses' reserved slot, so it is missing only while the input's own error responses wait (a unit's
+response traffic never holds back its requests).
 
 Deviations from the dissertation: latency is 2 cycles header-in to header-out instead of 6 in / 3 out;
 the switch does not translate source tags (the HTAX-to-HT bridge does, ch. 7.1).
@@ -74,10 +76,12 @@ class Htax(wiring.Component):
     ports : int
         Number of HTAX ports, 2..16.
     slots_per_vc : int
-        Packet slots per virtual channel and input port, 1..8.  One slot holds one packet of up to
-        8 data words; two slots let an input take the next packet while the previous one leaves, more
-        slots give the virtual output queues more destinations to choose from under load.  The
-        response VC has one slot more, reserved for the switch's error responses.
+        Packet slots reserved for each virtual channel per input port, 1..8.  One slot holds one packet
+        of up to 8 data words.  One more slot per input is reserved for the switch's error responses.
+    shared_slots : int
+        Packet slots per input port that any virtual channel may use, 0..32.  More slots give the
+        virtual output queues more destinations to choose from under load (saturated throughput);
+        the reserved slots keep a blocked VC from holding back the others.
     counter_bits : int
         Width of the drop counters, 1..32.  They saturate at ``2**counter_bits - 1``.
 
@@ -97,12 +101,14 @@ class Htax(wiring.Component):
         A parameter is not an integer or out of range.
     """
 
-    def __init__(self, *, ports, slots_per_vc=4, counter_bits=16):
+    def __init__(self, *, ports, slots_per_vc=1, shared_slots=12, counter_bits=16):
         _check_int("ports", ports, 2, 16)
         _check_int("slots_per_vc", slots_per_vc, 1, 8)
+        _check_int("shared_slots", shared_slots, 0, 32)
         _check_int("counter_bits", counter_bits, 1, 32)
         self._n = ports
         self._s = slots_per_vc
+        self._sh = shared_slots
         self._counter_bits = counter_bits
         members = {f"port{i}": In(HtaxPortSignature()) for i in range(ports)}
         members["dropped_no_target"] = Out(counter_bits)
@@ -116,6 +122,10 @@ class Htax(wiring.Component):
     @property
     def slots_per_vc(self):
         return self._s
+
+    @property
+    def shared_slots(self):
+        return self._sh
 
     def port(self, i):
         """The switch side of HTAX port ``i``."""
@@ -202,7 +212,6 @@ class Htax(wiring.Component):
                 x.take.eq(a.any()),
                 x.take_dst.eq(ao),
                 x.take_vc.eq(av),
-                x.take_slot.eq(Array(Array(x.head[v][o] for o in range(n)) for v in vcs)[av][ao]),
             ]
             with m.If(a.any()):
                 m.d.sync += aptr[i].eq(Mux(ao == n - 1, 0, ao + 1))
@@ -267,14 +276,16 @@ class Htax(wiring.Component):
     # -------------------------------------------------------------------------------------------
     def _input(self, m, i):
         """The buffer, virtual output queues and read engine of input port ``i``."""
-        n, s = self._n, self._s
+        n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
-        # Per VC ``s`` slots; the response pool has one more, kept for error responses (see ready below).
-        sizes = [s + (v == rsp) for v in range(NUM_VCS)]
-        starts = [sum(sizes[:v]) for v in range(NUM_VCS)]
-        nslots = sum(sizes)
+        # Slot accounting classes: the four VCs (RESPONSE = the unit's own responses) and ERR, the
+        # switch's error responses (sent on the response VC).  Class c owns res[c] reserved slots; the
+        # ``shared_slots`` slots go to any class.  Every slot can hold any class.
+        err_cls = NUM_VCS
+        classes = range(NUM_VCS + 1)
+        res = [s] * NUM_VCS + [1]
+        nslots = sum(res) + sh
         slot_shape = range(nslots)
-        slot_vc = [v for v in range(NUM_VCS) for _ in range(sizes[v])]
         link = self.port(i).tx
         beat = link.payload
         hdr = beat.word.header
@@ -287,50 +298,49 @@ class Htax(wiring.Component):
         # ---- slot state ---------------------------------------------------------------------
         occ = [Signal(name=f"{p}occ{k}") for k in range(nslots)]
         sdst = [Signal(range(n), name=f"{p}dst{k}") for k in range(nslots)]
+        svc = [Signal(2, name=f"{p}vc{k}") for k in range(nslots)]
+        serr = [Signal(name=f"{p}err{k}") for k in range(nslots)]
         snb = [Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nb{k}") for k in range(nslots)]
         shdr = [Signal(HtaxHeader, name=f"{p}hdr{k}") for k in range(nslots)]
-        # older[k] bit j: slot j (same VC) entered before slot k.
-        older = [Signal(sizes[slot_vc[k]], name=f"{p}older{k}") for k in range(nslots)]
+        # older[k] bit j: slot j holds an older packet of the same queue (VC and output) as slot k
+        # (set when slot k is allocated; cleared when slot j is allocated again).
+        older = [Signal(nslots, name=f"{p}older{k}") for k in range(nslots)]
+        occ_vec = Cat(occ)
 
-        def pool(v):
-            return range(starts[v], starts[v] + sizes[v])
-
-        # head[v][o]: the slot of VC v whose packet is next for output o; has[v][o]: there is one.
+        # A slot is eligible (the head of its virtual output queue) when no older packet of its queue
+        # waits; at most one slot per (VC, output) is eligible.
+        elig = []
+        for k in range(nslots):
+            e = Signal(name=f"{p}elig{k}")
+            m.d.comb += e.eq(occ[k] & ~(occ_vec & older[k]).any())
+            elig.append(e)
+        # has[v][o]: a packet of VC v for output o may leave.
         x.has = [[None] * n for _ in range(NUM_VCS)]
-        x.head = [[None] * n for _ in range(NUM_VCS)]
         for v in range(NUM_VCS):
-            elig = []
-            for k in pool(v):
-                blocked = Const(0)
-                for j_idx, j in enumerate(pool(v)):
-                    if j != k:
-                        blocked = blocked | (occ[j] & older[k][j_idx] & (sdst[j] == sdst[k]))
-                e = Signal(name=f"{p}elig{k}")
-                m.d.comb += e.eq(occ[k] & ~blocked)
-                elig.append(e)
+            elig_v = [Signal(name=f"{p}elig{k}_vc{v}") for k in range(nslots)]
+            m.d.comb += [elig_v[k].eq(elig[k] & (svc[k] == v)) for k in range(nslots)]
             for o in range(n):
-                hit = Signal(sizes[v], name=f"{p}vc{v}_o{o}_hit")
-                m.d.comb += hit.eq(Cat(elig[j] & (sdst[k] == o) for j, k in enumerate(pool(v))))
                 has = Signal(name=f"{p}vc{v}_o{o}_has")
-                m.d.comb += has.eq(hit.any())
-                idx = one_hot_index(m, hit, name=f"{p}vc{v}_o{o}_idx")
-                head = Signal(slot_shape, name=f"{p}vc{v}_o{o}_head")
-                m.d.comb += head.eq(starts[v] + idx)
-                x.has[v][o], x.head[v][o] = has, head
+                m.d.comb += has.eq(Cat(elig_v[k] & (sdst[k] == o) for k in range(nslots)).any())
+                x.has[v][o] = has
 
-        pool_free = []
-        first_free = []
-        for v in range(NUM_VCS):
-            free_bits = Signal(sizes[v], name=f"{p}vc{v}_free")
-            m.d.comb += free_bits.eq(~Cat(occ[k] for k in pool(v)))
-            pool_free.append(free_bits.any())
-            low = Signal(sizes[v], name=f"{p}vc{v}_free_low")
-            m.d.comb += low.eq(free_bits & (~free_bits + 1)[:sizes[v]])
-            first_free.append(one_hot_index(m, low, name=f"{p}vc{v}_free_idx"))
-            if v == rsp:
-                # two or more free response slots: clearing the lowest free bit leaves one
-                rsp_two_free = Signal(name=f"{p}rsp_two_free")
-                m.d.comb += rsp_two_free.eq((free_bits & ~low).any())
+        # Accounting: cnt[c] slots hold class c; ``shared`` of them are beyond their class's
+        # reservation (sum over c of max(0, cnt[c] - res[c])).
+        cnt = [Signal(range(nslots + 1), name=f"{p}cnt{c}") for c in classes]
+        shared = Signal(range(sh + 1), name=f"{p}shared")
+        shared_ok = Signal(name=f"{p}shared_ok")
+        m.d.comb += shared_ok.eq(shared < sh)
+        room = []
+        for c in classes:
+            r = Signal(name=f"{p}room{c}")
+            m.d.comb += r.eq((cnt[c] < res[c]) | shared_ok)
+            room.append(r)
+
+        free_bits = Signal(nslots, name=f"{p}free")
+        m.d.comb += free_bits.eq(~occ_vec)
+        low = Signal(nslots, name=f"{p}free_low")
+        m.d.comb += low.eq(free_bits & (~free_bits + 1)[:nslots])
+        first_free = one_hot_index(m, low, name=f"{p}free_idx")
 
         # ---- writer: header decode, slot allocation, data words -------------------------------
         in_pkt = Signal(name=f"{p}in_pkt")
@@ -344,15 +354,13 @@ class Htax(wiring.Component):
         np_ = HtaxVC.NONPOSTED.value
         for v in range(NUM_VCS):
             if v == np_:
-                # A non-posted header also needs a response slot for its possible error response.
-                # Responses from the unit never take the last free response slot (below), so that slot
-                # is missing only while error responses of this input wait: the non-posted VC does not
-                # depend on the unit's response traffic (which would starve its own requests).
-                free_v = pool_free[v] & pool_free[rsp]
-            elif v == rsp:
-                free_v = rsp_two_free
+                # A non-posted header also needs room for its possible error response (class ERR: its
+                # reserved slot is free unless error responses of this input wait).  The unit's own
+                # responses never use that slot, so the non-posted VC does not depend on the unit's
+                # response traffic (which would starve its own requests).
+                free_v = room[v] & room[err_cls]
             else:
-                free_v = pool_free[v]
+                free_v = room[v]
             m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
         m.d.comb += link.ready.eq(ready)       # ready2 stays 0: the inputs make no promise
 
@@ -377,8 +385,12 @@ class Htax(wiring.Component):
         m.d.comb += alloc_vc.eq(Mux(good, beat.vc.as_value(), rsp))
         alloc = Signal(name=f"{p}alloc")
         m.d.comb += alloc.eq(hmove & (good | err_rsp))
+        alloc_dst = Signal(range(n), name=f"{p}alloc_dst")
+        m.d.comb += alloc_dst.eq(Mux(good, hdr.dst, i))
+        alloc_cls = Signal(range(len(classes)), name=f"{p}alloc_cls")
+        m.d.comb += alloc_cls.eq(Mux(good, beat.vc.as_value(), err_cls))
         alloc_slot = Signal(slot_shape, name=f"{p}alloc_slot")
-        m.d.comb += alloc_slot.eq(Array(starts)[alloc_vc] + Array(first_free)[alloc_vc])
+        m.d.comb += alloc_slot.eq(first_free)
         nbeats = Signal(range(16), name=f"{p}hdr_beats")
         m.d.comb += nbeats.eq(data_beats(hdr))
 
@@ -417,28 +429,39 @@ class Htax(wiring.Component):
                     wp.data.eq(beat.word.data),
                 ]
 
-        occ_pool_of = [Cat(occ[j] for j in pool(slot_vc[k])) for k in range(nslots)]
+        # The new packet is younger than every waiting packet of its queue.
+        same_queue = Signal(nslots, name=f"{p}same_queue")
+        m.d.comb += same_queue.eq(Cat(occ[j] & (svc[j] == alloc_vc) & (sdst[j] == alloc_dst)
+                                      for j in range(nslots)))
         for k in range(nslots):
             with m.If(alloc & (alloc_slot == k)):
                 m.d.sync += [
                     occ[k].eq(1),
-                    sdst[k].eq(Mux(good, hdr.dst, i)),
+                    sdst[k].eq(alloc_dst),
+                    svc[k].eq(alloc_vc),
+                    serr[k].eq(~good),
                     snb[k].eq(Mux(good, nbeats, 0)),
                     shdr[k].eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
-                    older[k].eq(occ_pool_of[k]),
+                    older[k].eq(same_queue),
                 ]
             # A newly allocated slot is younger than every other: clear its bit in the other rows.
-            for j in pool(slot_vc[k]):
+            for j in range(nslots):
                 if j != k:
                     with m.If(alloc & (alloc_slot == j)):
-                        m.d.sync += older[k][j - starts[slot_vc[k]]].eq(0)
+                        m.d.sync += older[k][j].eq(0)
 
         # ---- read engine --------------------------------------------------------------------
         x.take = Signal(name=f"{p}take")
         x.take_dst = Signal(range(n), name=f"{p}take_dst")
         x.take_vc = Signal(2, name=f"{p}take_vc")
-        x.take_slot = Signal(slot_shape, name=f"{p}take_slot")
         x.rd_move = Signal(name=f"{p}rd_move")
+        # The taken slot: the head of the (VC, output) queue the matching chose.
+        take_hit = Signal(nslots, name=f"{p}take_hit")
+        m.d.comb += take_hit.eq(Cat(elig[k] & (svc[k] == x.take_vc) & (sdst[k] == x.take_dst)
+                                    for k in range(nslots)))
+        x.take_slot = one_hot_index(m, take_hit, name=f"{p}take_slot")
+        take_cls = Signal(range(len(classes)), name=f"{p}take_cls")
+        m.d.comb += take_cls.eq(Mux(Array(serr)[x.take_slot], err_cls, x.take_vc))
 
         act = Signal(name=f"{p}act")
         eslot = Signal(slot_shape, name=f"{p}eslot")
@@ -446,6 +469,7 @@ class Htax(wiring.Component):
         enb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}enb")
         edst = Signal(range(n), name=f"{p}edst")
         evc = Signal(2, name=f"{p}evc")
+        ecls = Signal(range(len(classes)), name=f"{p}ecls")
         x.free = Signal(name=f"{p}free")
         m.d.comb += x.free.eq(~act)
 
@@ -462,12 +486,14 @@ class Htax(wiring.Component):
         c_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_nb")
         c_dst = Signal(range(n), name=f"{p}c_dst")
         c_vc = Signal(2, name=f"{p}c_vc")
+        c_cls = Signal(range(len(classes)), name=f"{p}c_cls")
         with m.If(x.take):
             m.d.comb += [c_act.eq(1), c_slot.eq(x.take_slot), c_k.eq(0),
-                         c_nb.eq(Array(snb)[x.take_slot]), c_dst.eq(x.take_dst), c_vc.eq(x.take_vc)]
+                         c_nb.eq(Array(snb)[x.take_slot]), c_dst.eq(x.take_dst), c_vc.eq(x.take_vc),
+                         c_cls.eq(take_cls)]
         with m.Else():
             m.d.comb += [c_act.eq(act), c_slot.eq(eslot), c_k.eq(ek), c_nb.eq(enb), c_dst.eq(edst),
-                         c_vc.eq(evc)]
+                         c_vc.eq(evc), c_cls.eq(ecls)]
 
         free_rd = Signal(name=f"{p}free_rd")
         m.d.comb += free_rd.eq(~x.rd_valid | x.rd_move)
@@ -487,7 +513,7 @@ class Htax(wiring.Component):
             m.d.sync += [
                 x.rd_dst.eq(c_dst), x.rd_last.eq(is_last), rd_first.eq(c_k == 0), rd_vc.eq(c_vc),
                 act.eq(~is_last), eslot.eq(c_slot), ek.eq(c_k + 1), enb.eq(c_nb), edst.eq(c_dst),
-                evc.eq(c_vc),
+                evc.eq(c_vc), ecls.eq(c_cls),
             ]
             with m.If(c_k == 0):
                 m.d.sync += rd_hdr.eq(Array(h.as_value() for h in shdr)[c_slot])
@@ -497,7 +523,31 @@ class Htax(wiring.Component):
                         m.d.sync += occ[k].eq(0)
         with m.Elif(x.take):
             m.d.sync += [act.eq(1), eslot.eq(c_slot), ek.eq(0), enb.eq(c_nb), edst.eq(c_dst),
-                         evc.eq(c_vc)]
+                         evc.eq(c_vc), ecls.eq(c_cls)]
+
+        # Slot accounting: at most one allocation and one release per cycle.  ``shared`` counts the
+        # slots held beyond their class's reservation; a release is applied before an allocation of the
+        # same cycle.
+        release = Signal(name=f"{p}release")
+        m.d.comb += release.eq(issue & is_last)
+        for c in classes:
+            up = alloc & (alloc_cls == c)
+            down = release & (c_cls == c)
+            with m.If(up & ~down):
+                m.d.sync += cnt[c].eq(cnt[c] + 1)
+            with m.Elif(down & ~up):
+                m.d.sync += cnt[c].eq(cnt[c] - 1)
+        if sh:
+            shared_down = Signal(name=f"{p}shared_down")
+            m.d.comb += shared_down.eq(release & Array(cnt[c] > res[c] for c in classes)[c_cls])
+            after = Signal(range(nslots + 1), name=f"{p}cnt_after_release")
+            m.d.comb += after.eq(Array(cnt)[alloc_cls] - (release & (c_cls == alloc_cls)))
+            shared_up = Signal(name=f"{p}shared_up")
+            m.d.comb += shared_up.eq(alloc & (after >= Array(res)[alloc_cls]))
+            with m.If(shared_up & ~shared_down):
+                m.d.sync += shared.eq(shared + 1)
+            with m.Elif(shared_down & ~shared_up):
+                m.d.sync += shared.eq(shared - 1)
 
         x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
         m.d.comb += [
@@ -508,7 +558,9 @@ class Htax(wiring.Component):
         ]
         x.occ, x.snb, x.sdst, x.act, x.ek, x.enb, x.eslot = occ, snb, sdst, act, ek, enb, eslot
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
-        x.slot_vc, x.alloc_slot, x.alloc_err, x.ready = slot_vc, alloc_slot, alloc & ~good, ready
+        x.svc, x.serr, x.alloc_slot, x.alloc_err, x.ready = svc, serr, alloc_slot, alloc & ~good, ready
+        x.cnt, x.shared, x.res, x.err_cls, x.nslots, x.ecls = cnt, shared, res, err_cls, nslots, ecls
+        x.older = older
         x.rd_first, x.rd_vc, x.rd_hdr, x.shdr, x.evc, x.edst, x.alloc = (
             rd_first, rd_vc, rd_hdr, shdr, evc, edst, alloc)
         return x

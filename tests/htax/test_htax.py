@@ -17,6 +17,9 @@ from sim.htax_packet import HtaxPacket
     (dict(ports=4.0), TypeError, "ports must be an integer, not 4.0"),
     (dict(ports=4, slots_per_vc=0), ValueError, "slots_per_vc must be between 1 and 8, not 0"),
     (dict(ports=4, slots_per_vc=9), ValueError, "slots_per_vc must be between 1 and 8, not 9"),
+    (dict(ports=4, shared_slots=-1), ValueError, "shared_slots must be between 0 and 32, not -1"),
+    (dict(ports=4, shared_slots=33), ValueError, "shared_slots must be between 0 and 32, not 33"),
+    (dict(ports=4, shared_slots="4"), TypeError, "shared_slots must be an integer, not '4'"),
     (dict(ports=4, counter_bits=33), ValueError, "counter_bits must be between 1 and 32, not 33"),
     (dict(ports=4, counter_bits=True), TypeError, "counter_bits must be an integer, not True"),
 ])
@@ -47,6 +50,7 @@ def test_unit_from_config():
     cfg = load()
     h = _unused(UNITS["htax"](cfg))
     assert h.ports == cfg["htax"]["ports"] and h.slots_per_vc == cfg["htax"]["slots_per_vc"]
+    assert h.shared_slots == cfg["htax"]["shared_slots"]
 
 
 def test_round_robin():

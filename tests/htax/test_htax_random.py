@@ -10,13 +10,15 @@ import pytest
 from rtl.htax import Htax
 from sim.runner import run_cocotb
 
-CASES = [(2, 2, 400), (4, 4, 600), (8, 4, 800), (16, 1, 800),
-         pytest.param(16, 1, 4000, marks=pytest.mark.soak),
-         pytest.param(8, 4, 6000, marks=pytest.mark.soak)]
+# (ports, reserved slots per VC, shared slots, packets)
+CASES = [(2, 1, 1, 400), (4, 2, 3, 600), (8, 1, 12, 800), (16, 1, 0, 800),
+         pytest.param(16, 1, 0, 4000, marks=pytest.mark.soak),
+         pytest.param(8, 1, 12, 6000, marks=pytest.mark.soak)]
 
 
 @pytest.mark.cocotb
-@pytest.mark.parametrize("ports,slots,packets", CASES)
-def test_random_traffic(ports, slots, packets):
-    run_cocotb(Htax(ports=ports, slots_per_vc=slots), name=f"htax_p{ports}_s{slots}",
+@pytest.mark.parametrize("ports,slots,shared,packets", CASES)
+def test_random_traffic(ports, slots, shared, packets):
+    run_cocotb(Htax(ports=ports, slots_per_vc=slots, shared_slots=shared),
+               name=f"htax_p{ports}_s{slots}_sh{shared}",
                test_module="tests.htax.tb_htax_random", params={"ports": ports, "packets": packets})
