@@ -298,7 +298,6 @@ class Htax(wiring.Component):
         # ---- slot state ---------------------------------------------------------------------
         occ = [Signal(name=f"{p}occ{k}") for k in range(nslots)]
         sdst = [Signal(range(n), name=f"{p}dst{k}") for k in range(nslots)]
-        sdst_oh = [Signal(n, name=f"{p}dst_oh{k}") for k in range(nslots)]     # one-hot sdst
         svc = [Signal(2, name=f"{p}vc{k}") for k in range(nslots)]
         serr = [Signal(name=f"{p}err{k}") for k in range(nslots)]
         snb = [Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nb{k}") for k in range(nslots)]
@@ -322,7 +321,7 @@ class Htax(wiring.Component):
             m.d.comb += [elig_v[k].eq(elig[k] & (svc[k] == v)) for k in range(nslots)]
             for o in range(n):
                 has = Signal(name=f"{p}vc{v}_o{o}_has")
-                m.d.comb += has.eq(Cat(elig_v[k] & sdst_oh[k][o] for k in range(nslots)).any())
+                m.d.comb += has.eq(Cat(elig_v[k] & (sdst[k] == o) for k in range(nslots)).any())
                 x.has[v][o] = has
 
         # Accounting: cnt[c] slots hold class c; ``shared`` of them are beyond their class's
@@ -439,7 +438,6 @@ class Htax(wiring.Component):
                 m.d.sync += [
                     occ[k].eq(1),
                     sdst[k].eq(alloc_dst),
-                    sdst_oh[k].eq((Const(1, n) << alloc_dst)[:n]),
                     svc[k].eq(alloc_vc),
                     serr[k].eq(~good),
                     snb[k].eq(Mux(good, nbeats, 0)),
@@ -562,7 +560,7 @@ class Htax(wiring.Component):
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
         x.svc, x.serr, x.alloc_slot, x.alloc_err, x.ready = svc, serr, alloc_slot, alloc & ~good, ready
         x.cnt, x.shared, x.res, x.err_cls, x.nslots, x.ecls = cnt, shared, res, err_cls, nslots, ecls
-        x.older, x.sdst_oh = older, sdst_oh
+        x.older = older
         x.rd_first, x.rd_vc, x.rd_hdr, x.shdr, x.evc, x.edst, x.alloc = (
             rd_first, rd_vc, rd_hdr, shdr, evc, edst, alloc)
         return x
