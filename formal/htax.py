@@ -147,6 +147,24 @@ class HtaxProperties(Elaboratable):
                 for j in range(k + 1, x.nslots):
                     with m.If(x.occ[k] & x.occ[j] & (x.svc[k] == x.svc[j]) & (x.sdst[k] == x.sdst[j])):
                         m.d.comb += Assert(x.older[k][j] != x.older[j][k])
+            # ... only within a queue ...
+            for a in range(x.nslots):
+                for b in range(x.nslots):
+                    if a != b:
+                        with m.If(x.occ[a] & x.occ[b] & x.older[a][b]):
+                            m.d.comb += [Assert(x.svc[a] == x.svc[b]), Assert(x.sdst[a] == x.sdst[b])]
+            # ... and transitively, so every non-empty queue has an eligible (oldest) packet
+            for a in range(x.nslots):
+                for b in range(x.nslots):
+                    for c in range(x.nslots):
+                        if len({a, b, c}) == 3:
+                            with m.If(x.occ[a] & x.occ[b] & x.occ[c] & x.older[a][b] & x.older[b][c]):
+                                m.d.comb += Assert(x.older[a][c])
+            # the queue counters behind the requests count the waiting packets of each (VC, output)
+            for v, row in enumerate(x.qcnt):
+                for o, qc in enumerate(row):
+                    m.d.comb += Assert(qc == sum((x.occ[k] & (x.svc[k] == v) & (x.sdst[k] == o)).as_unsigned()
+                                                 for k in range(x.nslots)))
             # a header that is taken in always finds a free slot
             with m.If(x.alloc):
                 m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))

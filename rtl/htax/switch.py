@@ -314,14 +314,16 @@ class Htax(wiring.Component):
             e = Signal(name=f"{p}elig{k}")
             m.d.comb += e.eq(occ[k] & ~(occ_vec & older[k]).any())
             elig.append(e)
-        # has[v][o]: a packet of VC v for output o may leave.
+        # has[v][o]: a packet of VC v for output o may leave.  The oldest packet of a non-empty queue
+        # is always eligible, so this is "queue (v, o) is not empty": a counter of the queue's
+        # packets, kept at allocation and release (below), instead of a search over the slots.
+        qcnt = [[Signal(range(nslots + 1), name=f"{p}vc{v}_o{o}_count") for o in range(n)]
+                for v in range(NUM_VCS)]
         x.has = [[None] * n for _ in range(NUM_VCS)]
         for v in range(NUM_VCS):
-            elig_v = [Signal(name=f"{p}elig{k}_vc{v}") for k in range(nslots)]
-            m.d.comb += [elig_v[k].eq(elig[k] & (svc[k] == v)) for k in range(nslots)]
             for o in range(n):
                 has = Signal(name=f"{p}vc{v}_o{o}_has")
-                m.d.comb += has.eq(Cat(elig_v[k] & (sdst[k] == o) for k in range(nslots)).any())
+                m.d.comb += has.eq(qcnt[v][o] != 0)
                 x.has[v][o] = has
 
         # Accounting: cnt[c] slots hold class c; ``shared`` of them are beyond their class's
@@ -530,6 +532,14 @@ class Htax(wiring.Component):
         # same cycle.
         release = Signal(name=f"{p}release")
         m.d.comb += release.eq(issue & is_last)
+        for v in range(NUM_VCS):
+            for o in range(n):
+                up = alloc & (alloc_vc == v) & (alloc_dst == o)
+                down = release & (c_vc == v) & (c_dst == o)
+                with m.If(up & ~down):
+                    m.d.sync += qcnt[v][o].eq(qcnt[v][o] + 1)
+                with m.Elif(down & ~up):
+                    m.d.sync += qcnt[v][o].eq(qcnt[v][o] - 1)
         for c in classes:
             up = alloc & (alloc_cls == c)
             down = release & (c_cls == c)
@@ -560,7 +570,7 @@ class Htax(wiring.Component):
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
         x.svc, x.serr, x.alloc_slot, x.alloc_err, x.ready = svc, serr, alloc_slot, alloc & ~good, ready
         x.cnt, x.shared, x.res, x.err_cls, x.nslots, x.ecls = cnt, shared, res, err_cls, nslots, ecls
-        x.older = older
+        x.older, x.qcnt = older, qcnt
         x.rd_first, x.rd_vc, x.rd_hdr, x.shdr, x.evc, x.edst, x.alloc = (
             rd_first, rd_vc, rd_hdr, shdr, evc, edst, alloc)
         return x
