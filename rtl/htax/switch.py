@@ -532,21 +532,19 @@ class Htax(wiring.Component):
         # same cycle.
         release = Signal(name=f"{p}release")
         m.d.comb += release.eq(issue & is_last)
+
+        def count(counter, up, down):
+            with m.If(up & ~down):
+                m.d.sync += counter.eq(counter + 1)
+            with m.Elif(down & ~up):
+                m.d.sync += counter.eq(counter - 1)
+
         for v in range(NUM_VCS):
             for o in range(n):
-                up = alloc & (alloc_vc == v) & (alloc_dst == o)
-                down = release & (c_vc == v) & (c_dst == o)
-                with m.If(up & ~down):
-                    m.d.sync += qcnt[v][o].eq(qcnt[v][o] + 1)
-                with m.Elif(down & ~up):
-                    m.d.sync += qcnt[v][o].eq(qcnt[v][o] - 1)
+                count(qcnt[v][o], alloc & (alloc_vc == v) & (alloc_dst == o),
+                      release & (c_vc == v) & (c_dst == o))
         for c in classes:
-            up = alloc & (alloc_cls == c)
-            down = release & (c_cls == c)
-            with m.If(up & ~down):
-                m.d.sync += cnt[c].eq(cnt[c] + 1)
-            with m.Elif(down & ~up):
-                m.d.sync += cnt[c].eq(cnt[c] - 1)
+            count(cnt[c], alloc & (alloc_cls == c), release & (c_cls == c))
         if sh:
             shared_down = Signal(name=f"{p}shared_down")
             m.d.comb += shared_down.eq(release & Array(cnt[c] > res[c] for c in classes)[c_cls])
@@ -554,10 +552,7 @@ class Htax(wiring.Component):
             m.d.comb += after.eq(Array(cnt)[alloc_cls] - (release & (c_cls == alloc_cls)))
             shared_up = Signal(name=f"{p}shared_up")
             m.d.comb += shared_up.eq(alloc & (after >= Array(res)[alloc_cls]))
-            with m.If(shared_up & ~shared_down):
-                m.d.sync += shared.eq(shared + 1)
-            with m.Elif(shared_down & ~shared_up):
-                m.d.sync += shared.eq(shared - 1)
+            count(shared, shared_up, shared_down)
 
         x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
         m.d.comb += [
