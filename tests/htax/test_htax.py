@@ -3,11 +3,13 @@
 import random
 
 import pytest
+from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
 from rtl.config import load
 from rtl.htax import UNITS, Htax, RoundRobin
+from rtl.htax.rr import round_robin
 from sim.htax_packet import HtaxPacket
 
 
@@ -79,6 +81,28 @@ def test_round_robin():
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+def test_round_robin_exhaustive(n):
+    """The combinational round-robin grant, for every request vector and pointer of an n-way arbiter,
+    is the first requester at or after the pointer (a Python reference)."""
+    m = Module()
+    requests = Signal(n)
+    pointer = Signal(range(max(n, 2)))
+    grant = round_robin(m, requests, pointer)
+
+    async def bench(ctx):
+        for ptr in range(n):
+            ctx.set(pointer, ptr)
+            for req in range(1 << n):
+                ctx.set(requests, req)
+                want = next(((ptr + k) % n for k in range(n) if (req >> ((ptr + k) % n)) & 1), None)
+                assert ctx.get(grant) == (0 if want is None else 1 << want), (n, ptr, req)
+
+    sim = Simulator(m)
     sim.add_testbench(bench)
     sim.run()
 
