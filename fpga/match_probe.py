@@ -17,8 +17,14 @@ sides; so their Fmax bounds from above what any switch deciding that way can rea
     output's read pointers) and the sink is ready for, a round-robin among the inputs, the head slot
     of the chosen queue read from a per-input LUT-RAM FIFO of slot numbers, and the read address and
     pointers registered.
+``datapath``
+    The data path of that organisation, without any decision logic: every input writes each word
+    (registered address, data and enable) into its ``ports`` block-RAM copies (one per output, 272 x
+    64 bits: 17 slots of 16 words), every output reads its copy of one input (registered address and
+    input number) and registers the word it selects.  This is the block-RAM cost and the wiring of
+    the copies.
 
-Run: ``python -m fpga.match_probe [--probe islip|output] [--ports 8] [--stages 1|2] [--seeds 1 2 3]``;
+Run: ``python -m fpga.match_probe [--probe islip|output|datapath] [--ports 8] [--stages 1|2] [--seeds 1 2 3]``;
 it uses the same ECP5 flow as ``make report`` (LFE5UM5G-85F, speed 8, out of context) and prints one
 line per seed.  Results are in docs/htax.md ("Clock frequency").
 """
@@ -141,9 +147,48 @@ class OutputDecision(wiring.Component):
         return m
 
 
+class CopyDatapath(wiring.Component):
+    """Buffer copies per input and output, written together, each read by its output (probe ``datapath``)."""
+
+    def __init__(self, *, ports, depth=272):
+        self._n, self._depth = ports, depth
+        aw = (depth - 1).bit_length()
+        self._aw = aw
+        super().__init__({
+            "w_en": In(ports), "w_addr": In(ports * aw), "w_data": In(ports * 64),
+            "r_addr": In(ports * aw), "r_src": In(ports * 4), "out": Out(ports * 64),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, aw = self._n, self._aw
+        w_en, w_addr, w_data = Signal(n), Signal(n * aw), Signal(n * 64)
+        r_addr, r_src = Signal(n * aw), Signal(n * 4)
+        m.d.sync += [w_en.eq(self.w_en), w_addr.eq(self.w_addr), w_data.eq(self.w_data),
+                     r_addr.eq(self.r_addr), r_src.eq(self.r_src)]
+        outs = []
+        for o in range(n):
+            words = []
+            for i in range(n):
+                copy = memory.Memory(shape=64, depth=self._depth, init=[])
+                m.submodules[f"i{i}_o{o}_copy"] = copy
+                wp = copy.write_port()
+                rp = copy.read_port(domain="sync")
+                m.d.comb += [wp.en.eq(w_en[i]), wp.addr.eq(w_addr[i * aw:][:aw]),
+                             wp.data.eq(w_data[i * 64:][:64]), rp.addr.eq(r_addr[o * aw:][:aw])]
+                words.append(rp.data)
+            src = Signal(range(n), name=f"o{o}_src")
+            m.d.sync += src.eq(r_src[o * 4:][:len(src)])    # the input read in the previous cycle
+            word = Signal(64, name=f"o{o}_word")
+            m.d.sync += word.eq(Array(words)[src])
+            outs.append(word)
+        m.d.comb += self.out.eq(Cat(outs))
+        return m
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--probe", default="islip", choices=("islip", "output"))
+    ap.add_argument("--probe", default="islip", choices=("islip", "output", "datapath"))
     ap.add_argument("--ports", type=int, default=8)
     ap.add_argument("--stages", type=int, default=1, choices=(1, 2))
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
@@ -151,9 +196,12 @@ def main(argv=None):
     if args.probe == "islip":
         name = f"islip_p{args.ports}_s{args.stages}"
         dut = IslipRound(ports=args.ports, stages=args.stages)
-    else:
+    elif args.probe == "output":
         name = f"output_p{args.ports}"
         dut = OutputDecision(ports=args.ports)
+    else:
+        name = f"datapath_p{args.ports}"
+        dut = CopyDatapath(ports=args.ports)
     workdir = ROOT / "build" / "reports" / "probe" / name
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / f"{name}.v").write_text(
