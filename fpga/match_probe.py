@@ -22,9 +22,12 @@ sides; so their Fmax bounds from above what any switch deciding that way can rea
     (registered address, data and enable) into its ``ports`` block-RAM copies (one per output, 272 x
     64 bits: 17 slots of 16 words), every output reads its copy of one input (registered address and
     input number) and registers the word it selects.  This is the block-RAM cost and the wiring of
-    the copies.
+    the copies.  ``--copies 1``: the data path of today's switch for comparison, one buffer per input
+    read at an address of its own, every output selecting among the inputs' words.  ``--read-reg``:
+    the words are registered at each buffer before the outputs select (one more cycle).
 
-Run: ``python -m fpga.match_probe [--probe islip|output|datapath] [--ports 8] [--stages 1|2] [--seeds 1 2 3]``;
+Run: ``python -m fpga.match_probe [--probe islip|output|datapath] [--ports 8] [--stages 1|2]
+[--copies N|1] [--read-reg] [--seeds 1 2 3]``;
 it uses the same ECP5 flow as ``make report`` (LFE5UM5G-85F, speed 8, out of context) and prints one
 line per seed.  Results are in docs/htax.md ("Clock frequency").
 """
@@ -148,10 +151,13 @@ class OutputDecision(wiring.Component):
 
 
 class CopyDatapath(wiring.Component):
-    """Buffer copies per input and output, written together, each read by its output (probe ``datapath``)."""
+    """Buffer copies per input and output, written together, each read by its output (probe ``datapath``).
 
-    def __init__(self, *, ports, depth=272):
-        self._n, self._depth = ports, depth
+    ``per_output=False``: one buffer per input instead, read at ``r_addr`` of that input.
+    """
+
+    def __init__(self, *, ports, per_output=True, read_reg=False, depth=272):
+        self._n, self._depth, self._per_output, self._read_reg = ports, depth, per_output, read_reg
         aw = (depth - 1).bit_length()
         self._aw = aw
         super().__init__({
@@ -166,17 +172,24 @@ class CopyDatapath(wiring.Component):
         r_addr, r_src = Signal(n * aw), Signal(n * 4)
         m.d.sync += [w_en.eq(self.w_en), w_addr.eq(self.w_addr), w_data.eq(self.w_data),
                      r_addr.eq(self.r_addr), r_src.eq(self.r_src)]
+
+        def buffer(i, reader):
+            copy = memory.Memory(shape=64, depth=self._depth, init=[])
+            m.submodules[f"i{i}_r{reader}_copy"] = copy
+            wp = copy.write_port()
+            rp = copy.read_port(domain="sync")
+            m.d.comb += [wp.en.eq(w_en[i]), wp.addr.eq(w_addr[i * aw:][:aw]),
+                         wp.data.eq(w_data[i * 64:][:64]), rp.addr.eq(r_addr[reader * aw:][:aw])]
+            if not self._read_reg:
+                return rp.data
+            word = Signal(64, name=f"i{i}_r{reader}_word")
+            m.d.sync += word.eq(rp.data)
+            return word
+
+        shared = None if self._per_output else [buffer(i, i) for i in range(n)]
         outs = []
         for o in range(n):
-            words = []
-            for i in range(n):
-                copy = memory.Memory(shape=64, depth=self._depth, init=[])
-                m.submodules[f"i{i}_o{o}_copy"] = copy
-                wp = copy.write_port()
-                rp = copy.read_port(domain="sync")
-                m.d.comb += [wp.en.eq(w_en[i]), wp.addr.eq(w_addr[i * aw:][:aw]),
-                             wp.data.eq(w_data[i * 64:][:64]), rp.addr.eq(r_addr[o * aw:][:aw])]
-                words.append(rp.data)
+            words = [buffer(i, o) for i in range(n)] if self._per_output else shared
             src = Signal(range(n), name=f"o{o}_src")
             m.d.sync += src.eq(r_src[o * 4:][:len(src)])    # the input read in the previous cycle
             word = Signal(64, name=f"o{o}_word")
@@ -191,6 +204,10 @@ def main(argv=None):
     ap.add_argument("--probe", default="islip", choices=("islip", "output", "datapath"))
     ap.add_argument("--ports", type=int, default=8)
     ap.add_argument("--stages", type=int, default=1, choices=(1, 2))
+    ap.add_argument("--copies", default="N", choices=("N", "1"),
+                    help="datapath: a buffer copy per input and output (N) or one per input (1)")
+    ap.add_argument("--read-reg", action="store_true",
+                    help="datapath: register each buffer's word before the outputs select")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
     args = ap.parse_args(argv)
     if args.probe == "islip":
@@ -200,8 +217,8 @@ def main(argv=None):
         name = f"output_p{args.ports}"
         dut = OutputDecision(ports=args.ports)
     else:
-        name = f"datapath_p{args.ports}"
-        dut = CopyDatapath(ports=args.ports)
+        name = f"datapath_p{args.ports}_c{args.copies}{'_r' if args.read_reg else ''}"
+        dut = CopyDatapath(ports=args.ports, per_output=args.copies == "N", read_reg=args.read_reg)
     workdir = ROOT / "build" / "reports" / "probe" / name
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / f"{name}.v").write_text(
