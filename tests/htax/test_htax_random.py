@@ -11,7 +11,8 @@ from rtl.htax import Htax
 from sim.runner import run_cocotb
 
 # (ports, reserved slots per VC, shared slots, packets)
-CASES = [(2, 1, 1, 400), (4, 2, 3, 600), (8, 1, 12, 800), (16, 1, 0, 800),
+CASES = [(2, 1, 1, 400), (4, 2, 3, 600), (8, 1, 12, 800),
+         pytest.param(16, 1, 0, 800, marks=pytest.mark.long_build),
          pytest.param(16, 1, 0, 4000, marks=pytest.mark.soak),
          pytest.param(8, 1, 12, 6000, marks=pytest.mark.soak)]
 
