@@ -24,7 +24,9 @@ def round_robin(m, requests, pointer, *, name="rr"):
     """
     n = len(requests)
     at_or_after = Signal(n, name=f"{name}_hi")
-    m.d.comb += at_or_after.eq(requests & Cat(pointer <= k for k in range(n)))
+    # at_or_after bit k: pointer <= k (constant 1 where k is the pointer's largest value or above)
+    top = (1 << len(pointer)) - 1
+    m.d.comb += at_or_after.eq(requests & Cat(pointer <= k if k < top else Const(1) for k in range(n)))
     grant = Signal(n, name=f"{name}_grant")
     m.d.comb += grant.eq(Mux(at_or_after.any(), _lowest(at_or_after), _lowest(requests)))
     return grant
