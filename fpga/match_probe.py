@@ -34,15 +34,14 @@ line per seed.  Results are in docs/htax.md ("Clock frequency").
 
 import argparse
 
-from amaranth.back import verilog
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.config import ROOT
-from rtl.htax.rr import one_hot_index, round_robin
+from rtl.htax.rr import one_hot_index, past, round_robin
+from sim.runner import emit_verilog
 
-from .report import ecp5
+from .report import REPORTS, ecp5
 
 
 class IslipRound(wiring.Component):
@@ -76,13 +75,13 @@ class IslipRound(wiring.Component):
             a = round_robin(m, Cat(grants[o][i] for o in range(n)), aptr[i], name=f"i{i}_accept")
             index = one_hot_index(m, a, name=f"i{i}_accept_idx")
             with m.If(a.any()):
-                m.d.sync += aptr[i].eq(Mux(index == n - 1, 0, index + 1))
+                m.d.sync += aptr[i].eq(past(index, n))
             accepts.append(a)
         for o in range(n):
             acc = Cat(a[o] for a in accepts)
             index = one_hot_index(m, acc, name=f"o{o}_accepted_idx")
             with m.If(acc.any()):
-                m.d.sync += gptr[o].eq(Mux(index == n - 1, 0, index + 1))
+                m.d.sync += gptr[o].eq(past(index, n))
         out = Signal(n * n)
         m.d.sync += out.eq(Cat(a[o] for i, a in enumerate(accepts) for o in range(n)))
         m.d.comb += self.acc_out.eq(out)
@@ -141,7 +140,7 @@ class OutputDecision(wiring.Component):
         chosen = Signal(range(n))
         with m.If(grant.any()):
             m.d.sync += [addr.eq(Cat(Const(0, 4), Array(heads)[index])), chosen.eq(index),
-                         gptr.eq(Mux(index == n - 1, 0, index + 1)), vc_ptr.eq(vc + 1)]
+                         gptr.eq(past(index, n)), vc_ptr.eq(vc + 1)]
             for i in range(n):
                 for v in range(nv):
                     with m.If((index == i) & (vc == v)):
@@ -219,10 +218,8 @@ def main(argv=None):
     else:
         name = f"datapath_p{args.ports}_c{args.copies}{'_r' if args.read_reg else ''}"
         dut = CopyDatapath(ports=args.ports, per_output=args.copies == "N", read_reg=args.read_reg)
-    workdir = ROOT / "build" / "reports" / "probe" / name
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / f"{name}.v").write_text(
-        verilog.convert(dut, name=name))
+    workdir = REPORTS / "probe" / name
+    emit_verilog(dut, name, workdir / f"{name}.v")
     for seed in args.seeds:
         r = ecp5(name, workdir, 200.0, seed)
         print(f"{name} seed {seed}: {r['ecp5_fmax_mhz']} MHz, {r['ecp5_lut4']} LUT4, "

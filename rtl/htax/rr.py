@@ -9,7 +9,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["round_robin", "one_hot_index", "RoundRobin"]
+__all__ = ["round_robin", "one_hot_index", "past", "RoundRobin"]
 
 
 def round_robin(m, requests, pointer, *, name="rr"):
@@ -20,7 +20,7 @@ def round_robin(m, requests, pointer, *, name="rr"):
 
     Built from LUT trees only: the lowest set bit of a vector is ``x[k] & ~x[:k].any()`` per bit, not
     ``x & -x``, whose carry chain is slower on ECP5 (a one-cycle 8-port iSLIP round of two chained
-    arbiters places at about 130 MHz this way and 96 MHz with the carry chain, docs/htax.md).
+    arbiters places at about 135 MHz this way and 96 MHz with the carry chain, docs/htax.md).
     """
     n = len(requests)
     at_or_after = Signal(n, name=f"{name}_hi")
@@ -35,6 +35,12 @@ def round_robin(m, requests, pointer, *, name="rr"):
 def _lowest(x):
     """The lowest set bit of ``x``, one-hot (zero when no bit is set)."""
     return Cat(x[k] & ~x[:k].any() if k else x[0] for k in range(len(x)))
+
+
+def past(index, n):
+    """The pointer value just past ``index`` among ``n`` requesters (wrapping to 0): after a grant
+    to ``index``, that requester has the lowest priority."""
+    return Mux(index == n - 1, 0, index + 1)
 
 
 def one_hot_index(m, one_hot, *, name="idx"):
@@ -87,5 +93,5 @@ class RoundRobin(wiring.Component):
         index = one_hot_index(m, grant)
         m.d.comb += [self.grant.eq(grant), self.index.eq(index)]
         with m.If(self.advance & grant.any()):
-            m.d.sync += pointer.eq(Mux(index == n - 1, 0, index + 1))
+            m.d.sync += pointer.eq(past(index, n))
         return m

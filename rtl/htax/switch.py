@@ -56,7 +56,7 @@ from rtl.common.htax import (
 )
 from rtl.common.htax_rules import data_beats
 
-from .rr import one_hot_index, round_robin
+from .rr import one_hot_index, past, round_robin
 
 __all__ = ["Htax"]
 
@@ -214,7 +214,7 @@ class Htax(wiring.Component):
                 x.take_vc.eq(av),
             ]
             with m.If(a.any()):
-                m.d.sync += aptr[i].eq(Mux(ao == n - 1, 0, ao + 1))
+                m.d.sync += aptr[i].eq(past(ao, n))
 
         # ---- outputs ------------------------------------------------------------------------
         rd_move = [Const(0) for _ in range(n)]
@@ -225,7 +225,7 @@ class Htax(wiring.Component):
             acc_in = one_hot_index(m, acc, name=f"o{o}_accepted_idx")
             with m.If(acc.any()):
                 m.d.sync += [
-                    gptr[o].eq(Mux(acc_in == n - 1, 0, acc_in + 1)),
+                    gptr[o].eq(past(acc_in, n)),
                     vc_ptr[o].eq(Array(chosen_vc[o][i] for i in range(n))[acc_in] + 1),
                 ]
 

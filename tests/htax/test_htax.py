@@ -55,6 +55,12 @@ def test_unit_from_config():
     assert h.shared_slots == cfg["htax"]["shared_slots"]
 
 
+def _first_at_or_after(req, ptr, n):
+    """Reference arbiter: the first requester of bit vector ``req`` at or after ``ptr`` among ``n``,
+    wrapping around; None when nobody requests."""
+    return next((k for k in ((ptr + j) % n for j in range(n)) if (req >> k) & 1), None)
+
+
 def test_round_robin():
     """Grants follow the round-robin rule of a Python reference under random requests."""
     dut = RoundRobin(count=5)
@@ -69,8 +75,7 @@ def test_round_robin():
             adv = rng.random() < 0.7
             ctx.set(dut.requests, req)
             ctx.set(dut.advance, adv)
-            order = [(ptr + k) % 5 for k in range(5)]
-            want = next((k for k in order if (req >> k) & 1), None)
+            want = _first_at_or_after(req, ptr, 5)
             grant = ctx.get(dut.grant)
             assert grant == (0 if want is None else 1 << want), (seed, req, ptr, grant)
             if want is not None:
@@ -99,7 +104,7 @@ def test_round_robin_exhaustive(n):
             ctx.set(pointer, ptr)
             for req in range(1 << n):
                 ctx.set(requests, req)
-                want = next(((ptr + k) % n for k in range(n) if (req >> ((ptr + k) % n)) & 1), None)
+                want = _first_at_or_after(req, ptr, n)
                 assert ctx.get(grant) == (0 if want is None else 1 << want), (n, ptr, req)
 
     sim = Simulator(m)
