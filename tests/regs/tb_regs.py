@@ -398,6 +398,8 @@ async def arrays_random(dut):
             got = int(env.sig(f"{port}__data").value)
             assert got == m.peek(r.path), f"{port}.data[{r.index}] = {got:#x}, expected {m.peek(r.path):#x}"
             await RisingEdge(dut.clk)
+    # the last operation may be a posted write still on its way to the unit's external port
+    await env.settle()
     for port, elems in arrays.items():
         if elems[0].storage == "external":
             for r in elems:
