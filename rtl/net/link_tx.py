@@ -9,8 +9,10 @@ replay regenerates the flit with its original sequence number and the current ac
 
 Go-back-N: a NAK (or the replay timer, which runs while flits are unacknowledged and restarts on
 every acknowledgement progress) restarts transmission at the oldest unacknowledged flit; a data flit
-in progress is ended at its next beat boundary so the replay starts within one beat.  A replay that
-does not make progress is an *attempt*; when ``max_replays`` attempts in a row fail the port enters
+in progress is ended at its next beat boundary so the replay starts within one beat.  A NAK that
+arrives before the first flit of the replay has been sent is stale (asked for by an older flit) and
+ignored.  A replay that does not make progress is an *attempt* (progress with the NAK itself starts
+a new series); when ``max_replays`` attempts in a row fail the port enters
 the link-error state: it sends only control flits (so the peer still gets acks and credits), raises
 ``link_error`` and strobes ``irq``.  ``retrain`` leaves that state and replays every unacknowledged
 flit, so nothing the port accepted is lost.
@@ -139,6 +141,9 @@ class LinkTx(wiring.Component):
         attempts = Signal(4)
         timer = Signal(16)
         nak_pending = Signal()
+        replay_first = Signal()         # the first flit of the current replay is not yet sent
+        cur_first = Signal()            # the flit in progress is the first of a replay
+        in_first = (kind == _REPLAY) & cur_first & (state != _IDLE)
         link_error = Signal()
         sent = [Signal(C, name=f"sent{v}") for v in range(p.VCS)]
         peer_freed = [Signal(C, name=f"peer_freed{v}") for v in range(p.VCS)]
@@ -295,7 +300,8 @@ class LinkTx(wiring.Component):
                 with m.If(meta_ok):
                     m.d.comb += [d_vc.eq(meta_vc), d_seq.eq(replay_ptr)]
                     start(_REPLAY, meta_vc, replay_ptr, d_hdr.as_value(), p.data_header_phits)
-                    m.d.sync += [nbeats.eq(meta_beats), replay_ptr.eq(replay_ptr + 1)]
+                    m.d.sync += [nbeats.eq(meta_beats), replay_ptr.eq(replay_ptr + 1),
+                                 cur_first.eq(replay_first & ~in_first)]
                     m.d.comb += self.ev_retransmit.eq(1)
             with m.Elif(credit_dirty & (since_ctrl == CTRL_EVERY)):
                 start_ctrl()
@@ -364,7 +370,13 @@ class LinkTx(wiring.Component):
         m.d.sync += [outstanding.eq(out_base + finish_data),
                      win_lt_r.eq(Mux(finish_data, out_base < R - 1, out_base < R)),
                      win_lt_r1.eq(Mux(finish_data, out_base < R - 2, out_base < R - 1))]
-        nak_trig = a_valid & a_nak & remaining & ~link_error
+        # A NAK that arrives before the first flit of the current replay has been sent completely was
+        # asked for by a flit sent before the replay (the receiver decides at a flit's end): that
+        # replay already resends everything unacknowledged, so the NAK is stale and triggers nothing
+        # (after a timeout the receiver's NAK hold-off may end just then).
+        with m.If(replay_first & Mux(in_first, emit_crc, ~replaying)):
+            m.d.sync += replay_first.eq(0)
+        nak_trig = a_valid & a_nak & remaining & ~link_error & ~replay_first
         # The timer compare is registered (timing); timer_restart masks the cycle after a restart.
         timer_hit = Signal()
         timer_restart = Signal()
@@ -376,15 +388,18 @@ class LinkTx(wiring.Component):
             m.d.sync += [timer.eq(0), timer_restart.eq(1)]
         with m.Elif(timer != 0xffff):
             m.d.sync += timer.eq(timer + 1)
+        # A NAK that comes with acknowledgement progress (the control flit carries both) starts a
+        # new series of attempts: the replay before it made progress.
+        failed = Mux(progress, 0, attempts)
         with m.If(nak_trig | tmo_trig):
             m.d.sync += [timer.eq(0), timer_restart.eq(1)]
-            with m.If(attempts >= self.max_replays):
+            with m.If(failed >= self.max_replays):
                 m.d.sync += link_error.eq(1)
                 m.d.comb += self.irq.eq(1)
             with m.Else():
-                m.d.sync += [attempts.eq(attempts + 1), replaying.eq(1), replay_ptr.eq(new_ack),
-                             rp_reset.eq(1)]
+                m.d.sync += [attempts.eq(failed + 1), replaying.eq(1), replay_ptr.eq(new_ack),
+                             rp_reset.eq(1), replay_first.eq(1)]
         with m.If(self.retrain & link_error):
             m.d.sync += [link_error.eq(0), attempts.eq(0), timer.eq(0), timer_restart.eq(1), replaying.eq(1),
-                         replay_ptr.eq(new_ack), rp_reset.eq(1)]
+                         replay_ptr.eq(new_ack), rp_reset.eq(1), replay_first.eq(1)]
         return m

@@ -10,6 +10,7 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from rtl.net import LinkParams, LinkPort, LinkRx, LinkTx, PacketRestorer, PacketShaper, RxBuffer
+from rtl.net.params import PhitCtl
 from sim.link_model import beats_of, crc_bytes, random_packet, shape_stream
 
 CRC_REFERENCE = {16: crc.Calculator(crc.Crc16.IBM_3740), 32: crc.Calculator(crc.Crc32.CRC32),
@@ -170,3 +171,92 @@ def test_components_require_link_params(cls):
     with pytest.raises(TypeError, match=r"^params must be a LinkParams, not \{'phit_bits': 16\}$"):
         cls({"phit_bits": 16})
     assert cls(LinkParams()).params.phit_bits == 16
+
+
+def test_replay_attempts_count_progress_and_ignore_stale_naks():
+    """Failed-replay accounting of LinkTx (docs/link.md "Replay timer and link-error state"), with
+    ``max_replays`` = 1 so a single miscount shows as a link error:
+
+    - a NAK that arrives while the first flit of a replay is still being sent was asked for by a flit
+      sent before the replay: it neither restarts the replay nor counts as a failed attempt;
+    - a NAK that carries acknowledgement progress starts a new series of attempts;
+    - a NAK without progress after the replayed flit was sent is a failed attempt: link error, irq.
+    """
+    p = LinkParams()
+    dut = LinkTx(p)
+    rng = random.Random(1)
+    packets = [random_packet(rng, payload_words=8, command_words=0) for _ in range(4)]
+    S = p.seq_bits
+    flits = []          # (seq, started, ended) of every data flit, in order
+    events = {"irq": 0, "retransmit": 0}
+
+    async def tick(ctx):
+        _, _, ctl, phit, irq, rt = await ctx.tick().sample(dut.ctl, dut.phit, dut.irq,
+                                                            dut.ev_retransmit)
+        events["irq"] += irq
+        events["retransmit"] += rt
+        if ctl == PhitCtl.SOF and not phit & 1:     # SOF of a data flit
+            flits.append([(phit >> 2) & (2 ** S - 1), True, False])
+        elif ctl == PhitCtl.EOF and flits and not flits[-1][2]:
+            flits[-1][2] = True
+
+    async def nak(ctx, ack):
+        ctx.set(dut.ack_valid, 1)
+        ctx.set(dut.ack, ack)
+        ctx.set(dut.ack_nak, 1)
+        await tick(ctx)
+        ctx.set(dut.ack_valid, 0)
+        ctx.set(dut.ack_nak, 0)
+
+    async def until(ctx, cond, limit=400):
+        for _ in range(limit):
+            if cond():
+                return
+            await tick(ctx)
+        raise AssertionError(f"timed out; flits {flits}")
+
+    async def tb(ctx):
+        ctx.set(dut.replay_timeout, 60000)
+        ctx.set(dut.max_replays, 1)
+        for words in packets:                       # one flit per packet: the source pauses after each
+            for b in beats_of(words):
+                ctx.set(dut.tx[0].valid, 1)
+                ctx.set(dut.tx[0].payload, {"data": b[0], "kind": b[1], "first": b[2], "last": b[3]})
+                while True:
+                    ready = ctx.get(dut.tx[0].ready)
+                    await tick(ctx)
+                    if ready:
+                        break
+            ctx.set(dut.tx[0].valid, 0)
+            await until(ctx, lambda: len(flits) and flits[-1][2])
+            for _ in range(8):
+                await tick(ctx)
+        await until(ctx, lambda: len(flits) == 4 and flits[-1][2])
+        assert [f[0] for f in flits] == [0, 1, 2, 3]
+        # attempt 1: replay from 0
+        await nak(ctx, 0)
+        await until(ctx, lambda: len(flits) == 5)
+        assert flits[4][0] == 0 and not flits[4][2]
+        # a stale NAK during the first replayed flit: ignored
+        await nak(ctx, 0)
+        await until(ctx, lambda: flits[4][2])
+        await until(ctx, lambda: len(flits) == 6)
+        assert flits[5][0] == 1, "the stale NAK restarted the replay"
+        assert not ctx.get(dut.link_error), "the stale NAK counted as a failed attempt"
+        # a NAK with progress (flit 0 acknowledged): a new series, attempt 1 again -> replay from 1
+        await nak(ctx, 1)
+        await until(ctx, lambda: flits[-1][2] and len(flits) >= 6)
+        await until(ctx, lambda: flits[-1][0] == 1 and len(flits) >= 7)
+        assert not ctx.get(dut.link_error), "progress did not reset the failed attempts"
+        await until(ctx, lambda: flits[-1][2])
+        assert events["irq"] == 0
+        # no progress since that replay: failed attempt 2 > max_replays -> link-error state
+        await nak(ctx, 1)
+        await until(ctx, lambda: ctx.get(dut.link_error), limit=10)
+        await tick(ctx)
+        assert events["irq"] == 1
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(tb)
+    sim.run()
