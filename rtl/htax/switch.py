@@ -256,7 +256,16 @@ class Htax(wiring.Component):
         for i, x in enumerate(inputs):
             m.d.comb += x.rd_move.eq(rd_move[i])
 
-        # ---- drop counters ------------------------------------------------------------------
+        self._drop_counters(m, inputs)
+
+        # Internal state for the proofs in formal/htax.py (they elaborate the switch themselves).
+        self._state = dict(inputs=inputs, busy=busy, owner=owner, nxt_valid=nxt_valid, nxt=nxt,
+                           out_move=out_move)
+        return m
+
+    def _drop_counters(self, m, inputs):
+        """``dropped_no_target`` and ``dropped_malformed``: saturating counts of the inputs' drops."""
+        n = self._n
         for counter, events in ((self.dropped_no_target, [x.ev_no_target for x in inputs]),
                                 (self.dropped_malformed, [x.ev_malformed for x in inputs])):
             count = Signal.like(counter, name=f"{counter.name}_q")
@@ -268,14 +277,19 @@ class Htax(wiring.Component):
             m.d.sync += count.eq(Mux(total > limit, limit, total))
             m.d.comb += counter.eq(count)
 
-        # Internal state for the proofs in formal/htax.py (they elaborate the switch themselves).
-        self._state = dict(inputs=inputs, busy=busy, owner=owner, nxt_valid=nxt_valid, nxt=nxt,
-                           out_move=out_move)
-        return m
-
     # -------------------------------------------------------------------------------------------
     def _input(self, m, i):
         """The buffer, virtual output queues and read engine of input port ``i``."""
+        x = self._slots(m, i)
+        self._engine(m, i, x)
+        return x
+
+    def _slots(self, m, i):
+        """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
+
+        The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
+        ``x.q_dec``/``x.q_dec_vc``/``x.q_dec_dst``.
+        """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
         # Slot accounting classes: the four VCs (RESPONSE = the unit's own responses) and ERR, the
@@ -452,7 +466,60 @@ class Htax(wiring.Component):
                     with m.If(alloc & (alloc_slot == j)):
                         m.d.sync += older[k][j].eq(0)
 
-        # ---- read engine --------------------------------------------------------------------
+        # ---- release and accounting ---------------------------------------------------------
+        # Driven by the read engine: ``release`` frees slot ``rel_slot`` (class ``rel_cls``), ``q_dec``
+        # takes a packet of queue (``q_dec_vc``, ``q_dec_dst``) out of the request counters.  At most
+        # one allocation and one release per cycle.  ``shared`` counts the slots held beyond their
+        # class's reservation; a release is applied before an allocation of the same cycle.
+        x.release = release = Signal(name=f"{p}release")
+        x.rel_slot = Signal(slot_shape, name=f"{p}rel_slot")
+        x.rel_cls = rel_cls = Signal(range(len(classes)), name=f"{p}rel_cls")
+        x.q_dec = Signal(name=f"{p}q_dec")
+        x.q_dec_vc = Signal(2, name=f"{p}q_dec_vc")
+        x.q_dec_dst = Signal(range(n), name=f"{p}q_dec_dst")
+        with m.If(release):
+            for k in range(nslots):
+                with m.If(x.rel_slot == k):
+                    m.d.sync += occ[k].eq(0)
+
+        def count(counter, up, down):
+            with m.If(up & ~down):
+                m.d.sync += counter.eq(counter + 1)
+            with m.Elif(down & ~up):
+                m.d.sync += counter.eq(counter - 1)
+
+        for v in range(NUM_VCS):
+            for o in range(n):
+                count(qcnt[v][o], alloc & (alloc_vc == v) & (alloc_dst == o),
+                      x.q_dec & (x.q_dec_vc == v) & (x.q_dec_dst == o))
+        for c in classes:
+            count(cnt[c], alloc & (alloc_cls == c), release & (rel_cls == c))
+        if sh:
+            shared_down = Signal(name=f"{p}shared_down")
+            m.d.comb += shared_down.eq(release & Array(cnt[c] > res[c] for c in classes)[rel_cls])
+            after = Signal(range(nslots + 1), name=f"{p}cnt_after_release")
+            m.d.comb += after.eq(Array(cnt)[alloc_cls] - (release & (rel_cls == alloc_cls)))
+            shared_up = Signal(name=f"{p}shared_up")
+            m.d.comb += shared_up.eq(alloc & (after >= Array(res)[alloc_cls]))
+            count(shared, shared_up, shared_down)
+
+        x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
+            occ, snb, sdst, svc, serr, shdr, older, qcnt, elig)
+        x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
+        x.alloc_slot, x.alloc_err, x.ready, x.alloc = alloc_slot, alloc & ~good, ready, alloc
+        x.cnt, x.shared, x.res, x.err_cls, x.nslots = cnt, shared, res, err_cls, nslots
+        x.classes, x.rp = classes, rp
+        return x
+
+    def _engine(self, m, i, x):
+        """The read engine of input port ``i``: one packet at a time, its read register drives the
+        outputs directly (matched by one iSLIP round in the cycle before)."""
+        n = self._n
+        p = f"i{i}_"
+        nslots, classes, err_cls = x.nslots, x.classes, x.err_cls
+        slot_shape = range(nslots)
+        elig, svc, sdst, serr, snb, shdr, rp = x.elig, x.svc, x.sdst, x.serr, x.snb, x.shdr, x.rp
+        in_pkt, wdrop, wslot, wcount = x.in_pkt, x.wdrop, x.wslot, x.wcount
         x.take = Signal(name=f"{p}take")
         x.take_dst = Signal(range(n), name=f"{p}take_dst")
         x.take_vc = Signal(2, name=f"{p}take_vc")
@@ -519,40 +586,14 @@ class Htax(wiring.Component):
             ]
             with m.If(c_k == 0):
                 m.d.sync += rd_hdr.eq(Array(h.as_value() for h in shdr)[c_slot])
-            with m.If(is_last):
-                for k in range(nslots):
-                    with m.If(c_slot == k):
-                        m.d.sync += occ[k].eq(0)
         with m.Elif(x.take):
             m.d.sync += [act.eq(1), eslot.eq(c_slot), ek.eq(0), enb.eq(c_nb), edst.eq(c_dst),
                          evc.eq(c_vc), ecls.eq(c_cls)]
 
-        # Slot accounting: at most one allocation and one release per cycle.  ``shared`` counts the
-        # slots held beyond their class's reservation; a release is applied before an allocation of the
-        # same cycle.
-        release = Signal(name=f"{p}release")
-        m.d.comb += release.eq(issue & is_last)
-
-        def count(counter, up, down):
-            with m.If(up & ~down):
-                m.d.sync += counter.eq(counter + 1)
-            with m.Elif(down & ~up):
-                m.d.sync += counter.eq(counter - 1)
-
-        for v in range(NUM_VCS):
-            for o in range(n):
-                count(qcnt[v][o], alloc & (alloc_vc == v) & (alloc_dst == o),
-                      release & (c_vc == v) & (c_dst == o))
-        for c in classes:
-            count(cnt[c], alloc & (alloc_cls == c), release & (c_cls == c))
-        if sh:
-            shared_down = Signal(name=f"{p}shared_down")
-            m.d.comb += shared_down.eq(release & Array(cnt[c] > res[c] for c in classes)[c_cls])
-            after = Signal(range(nslots + 1), name=f"{p}cnt_after_release")
-            m.d.comb += after.eq(Array(cnt)[alloc_cls] - (release & (c_cls == alloc_cls)))
-            shared_up = Signal(name=f"{p}shared_up")
-            m.d.comb += shared_up.eq(alloc & (after >= Array(res)[alloc_cls]))
-            count(shared, shared_up, shared_down)
+        m.d.comb += [
+            x.release.eq(issue & is_last), x.rel_slot.eq(c_slot), x.rel_cls.eq(c_cls),
+            x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c_vc), x.q_dec_dst.eq(c_dst),
+        ]
 
         x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
         m.d.comb += [
@@ -561,12 +602,5 @@ class Htax(wiring.Component):
             x.rd_beat.first.eq(rd_first),
             x.rd_beat.last.eq(x.rd_last),
         ]
-        x.occ, x.snb, x.sdst, x.act, x.ek, x.enb, x.eslot = occ, snb, sdst, act, ek, enb, eslot
-        x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
-        x.svc, x.serr, x.alloc_slot, x.alloc_err, x.ready = svc, serr, alloc_slot, alloc & ~good, ready
-        x.cnt, x.shared, x.res, x.err_cls, x.nslots, x.ecls = cnt, shared, res, err_cls, nslots, ecls
-        x.older, x.qcnt = older, qcnt
-        x.rd_first, x.rd_vc, x.rd_hdr, x.shdr, x.evc, x.edst, x.alloc = (
-            rd_first, rd_vc, rd_hdr, shdr, evc, edst, alloc)
-        return x
-
+        x.act, x.ek, x.enb, x.eslot, x.ecls = act, ek, enb, eslot, ecls
+        x.rd_first, x.rd_vc, x.rd_hdr, x.evc, x.edst = rd_first, rd_vc, rd_hdr, evc, edst
