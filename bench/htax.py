@@ -1,8 +1,9 @@
 """``make bench``: HTAX latency, saturated throughput, fairness and latency versus offered load.
 
-Runs ``tests/htax/tb_htax_bench.py`` (cocotb on Verilator) on the configured switch
-(``[htax]`` of the configuration, 8 ports by default) and on a 4-port switch, writes
-``build/bench/htax.json`` and ``docs/htax_latency_vs_load.png``.  ``SEED=<n>`` replays a run.
+Runs ``tests/htax/tb_htax_bench.py`` (cocotb on Verilator) on the configured port count (``[htax]`` of
+the configuration, 8 ports by default) and on 4 ports, for both switches: ``Htax`` into
+``build/bench/htax.json`` and ``docs/htax_latency_vs_load.png``, ``HtaxPipelined`` into
+``build/bench/htax_pipelined.json`` and ``docs/htax_pipelined_latency_vs_load.png``.  ``SEED=<n>`` replays a run.
 """
 
 import argparse
@@ -16,24 +17,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import DOCS_DIR, write_bench  # noqa: E402
 
 from rtl.config import load  # noqa: E402
-from rtl.htax import Htax  # noqa: E402
+from rtl.htax import from_config  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
 
 LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 
 
-def measure(ports, slots, shared, seed=None, loads=LOADS):
+def measure(cfg, ports, slots, shared, pipelined, seed=None, loads=LOADS):
+    switch = from_config(cfg, ports=ports, slots_per_vc=slots, shared_slots=shared, pipelined=pipelined)
+    name = f"htax_p{ports}_s{slots}_sh{shared}"
+    if pipelined:
+        name = f"htaxp_p{ports}_s{slots}_sh{shared}_d{cfg['htax']['out_depth']}"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
-        _, seed = run_cocotb(Htax(ports=ports, slots_per_vc=slots, shared_slots=shared),
-                             name=f"htax_p{ports}_s{slots}_sh{shared}",
+        _, seed = run_cocotb(switch, name=name,
                              test_module="tests.htax.tb_htax_bench", seed=seed,
                              params={"ports": ports, "out": str(out), "loads": loads,
                                      "warmup": 400, "window": 3000})
         return json.loads(out.read_text())
 
 
-def plot(curves, path):
+def plot(curves, path, design):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -48,7 +52,7 @@ def plot(curves, path):
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    ax.set_title("HTAX latency versus offered load")
+    ax.set_title(f"{'HtaxPipelined' if design == 'htax_pipelined' else 'Htax'}: latency versus offered load")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     print(f"wrote {path}")
@@ -60,15 +64,26 @@ def main():
                     help="only print latency/throughput/fairness of the configured port count with "
                          "slots_per_vc=S and shared_slots=SHARED (no load sweep; build/bench/htax.json "
                          "is not written)")
+    ap.add_argument("--design", choices=["htax", "htax_pipelined"],
+                    help="measure only this switch (default: both, Htax into build/bench/htax.json, "
+                         "HtaxPipelined into build/bench/htax_pipelined.json)")
     args = ap.parse_args()
     cfg = load()
+    designs = [args.design] if args.design else ["htax", "htax_pipelined"]
     if args.try_slots:
-        res = measure(cfg["htax"]["ports"], *args.try_slots, loads=[])
-        print({k: v for k, v in res.items() if not isinstance(v, list)})
+        for design in designs:
+            res = measure(cfg, cfg["htax"]["ports"], *args.try_slots, design == "htax_pipelined", loads=[])
+            print(design, {k: v for k, v in res.items() if not isinstance(v, list)})
         return
+    for design in designs:
+        run(cfg, design)
+
+
+def run(cfg, design):
+    pipelined = design == "htax_pipelined"
     ports, slots, shared = cfg["htax"]["ports"], cfg["htax"]["slots_per_vc"], cfg["htax"]["shared_slots"]
-    main_res = measure(ports, slots, shared)
-    small = measure(4, slots, shared)
+    main_res = measure(cfg, ports, slots, shared, pipelined)
+    small = measure(cfg, 4, slots, shared, pipelined)
     metrics = {
         "zero_load_latency_cycles": main_res["zero_load_latency_cycles"],
         "throughput_per_port_saturated": round(main_res["throughput_per_port_saturated"], 4),
@@ -83,12 +98,14 @@ def main():
         for point in res["latency_vs_load"]:
             load_pct = int(round(point["offered"] * 100))
             metrics[f"mean_latency_{tag}_load{load_pct}"] = round(point["mean_latency"], 2)
-    write_bench("htax", metrics, {"ports": ports, "slots_per_vc": slots, "shared_slots": shared,
-                                  "seed": main_res["seed"],
+    params = {"ports": ports, "slots_per_vc": slots, "shared_slots": shared}
+    if pipelined:
+        params["out_depth"] = cfg["htax"]["out_depth"]
+    write_bench(design, metrics, {**params, "seed": main_res["seed"],
                                   "seed_4ports": small["seed"], "packet_beats": 9,
                                   "traffic": "uniform random destinations incl. own port, 8-word writes"})
     plot({ports: main_res["latency_vs_load"], 4: small["latency_vs_load"]},
-         DOCS_DIR / "htax_latency_vs_load.png")
+         DOCS_DIR / f"{design}_latency_vs_load.png", design)
 
 
 if __name__ == "__main__":

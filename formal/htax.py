@@ -17,6 +17,10 @@
   the cycle after a beat of the header's VC moved on it unless the sink raised ``ready2`` for that beat
   (the switch decides on a VC's ``ready`` only after the previous beat of that VC has moved, or on the
   sink's promise: ``docs/htax.md``).
+* ``pipelined`` (bounded, 15 cycles): on :class:`~rtl.htax.HtaxPipelined` (2 ports, 9-beat output
+  buffers), the link rules and the fresh-``ready`` rule of ``links`` on every output, every offered
+  header well formed, for that output and on its beat's VC, and never more headers out than in.  Not
+  yet k-induction: the invariants of the pipelined matching are not written (``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
@@ -25,11 +29,13 @@ from amaranth.hdl import Array, Assert, Assume, Cat, Elaboratable, Module, Mux, 
 from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
 from rtl.common.htax_rules import data_beats, link_rules, sink_rules
-from rtl.htax import Htax
+from rtl.htax import Htax, HtaxPipelined
 
 
 class HtaxProperties(Elaboratable):
-    def __init__(self, *, ports=2, slots_per_vc=1, shared_slots=1, links=True, conservation=True):
+    def __init__(self, *, ports=2, slots_per_vc=1, shared_slots=1, links=True, conservation=True,
+                 pipelined=False):
+        self.pipelined = pipelined
         self.ports = ports
         self.slots_per_vc = slots_per_vc
         self.shared_slots = shared_slots
@@ -40,7 +46,11 @@ class HtaxProperties(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         n, s = self.ports, self.slots_per_vc
-        dut = Htax(ports=n, slots_per_vc=s, shared_slots=self.shared_slots, counter_bits=2)
+        if self.pipelined:
+            dut = HtaxPipelined(ports=n, slots_per_vc=s, shared_slots=self.shared_slots, counter_bits=2,
+                                out_depth=MAX_DATA_WORDS + 1)
+        else:
+            dut = Htax(ports=n, slots_per_vc=s, shared_slots=self.shared_slots, counter_bits=2)
         dut._MustUse__silence = True        # elaborated here directly, to reach its internal state
         m.submodules.dut = dut.elaborate(platform)
         st = dut._state
@@ -69,6 +79,9 @@ class HtaxProperties(Elaboratable):
                 with m.If(moved & ~promised.bit_select(moved_vc, 1) & port.rx.valid & port.rx.payload.first):
                     m.d.comb += Assert(port.rx.payload.vc.as_value() != moved_vc)
 
+        if self.pipelined:
+            self._pipelined_bounded(m, dut)
+            return m
         if self.links:
             self._link_invariants(m, st, checkers)
         if not self.conservation:
@@ -201,6 +214,27 @@ class HtaxProperties(Elaboratable):
 
 
     @staticmethod
+    def _pipelined_bounded(m, dut):
+        """Bounded properties of ``HtaxPipelined`` (besides the link rules and the fresh-``ready`` rule
+        above): every header an output offers is well formed, addressed to that output and on its
+        beat's VC, and no more headers leave than were taken in (stored or answered by an error
+        response)."""
+        n = dut.ports
+        taken = Signal(8, name="f_taken")
+        left = Signal(8, name="f_left")
+        allocs = sum(x.alloc.as_unsigned() for x in dut._state["inputs"])
+        outs = 0
+        for o in range(n):
+            rx = dut.port(o).rx
+            hdr = rx.payload.word.header
+            with m.If(rx.valid & rx.payload.first):
+                m.d.comb += [Assert(~malformed(hdr)), Assert(hdr.dst == o),
+                             Assert(hdr.vc.as_value() == rx.payload.vc.as_value())]
+            outs = outs + (transfer(rx) & rx.payload.first).as_unsigned()
+        m.d.sync += [taken.eq(taken + allocs), left.eq(left + outs)]
+        m.d.comb += Assert(left <= taken)
+
+    @staticmethod
     def _link_invariants(m, st, checkers):
         """Relate every output's link checker to the read engines, so the link rules are inductive."""
         inputs, busy, owner = st["inputs"], st["busy"], st["owner"]
@@ -275,3 +309,4 @@ class HtaxProperties(Elaboratable):
 def proofs(cfg):
     yield Proof("conservation", HtaxProperties(links=False), mode="prove", depth=6)
     yield Proof("links", HtaxProperties(), mode="prove", depth=8)
+    yield Proof("pipelined", HtaxProperties(pipelined=True, conservation=False), mode="bmc", depth=15)

@@ -15,7 +15,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from rtl.common.htax import HtaxPortSignature, transfer
-from rtl.htax import Htax
+from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 
 from . import atu_from_config
@@ -53,9 +53,7 @@ class AtuSystem(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         cfg = self.cfg
-        m.submodules.switch = sw = Htax(ports=cfg["htax"]["ports"], slots_per_vc=cfg["htax"]["slots_per_vc"],
-                                        shared_slots=cfg["htax"]["shared_slots"],
-                                        counter_bits=cfg["htax"]["counter_bits"])
+        m.submodules.switch = sw = htax_from_config(cfg)
         m.submodules.regs = rf = self.regs
         m.submodules.atu = atu = self.atu
         a = cfg["atu"]

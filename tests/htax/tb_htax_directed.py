@@ -29,8 +29,10 @@ def _refuses_until_released(port, vc):
 
 @cocotb.test()
 async def zero_load_latency(dut):
-    """Idle switch: header out 2 cycles after header in (<= 2 is the goal), data back to back."""
+    """Idle switch: header out ``latency`` cycles after header in (2 for ``Htax``: <= 2 is the goal),
+    data back to back."""
     n = tb_params()["ports"]
+    latency = tb_params().get("latency", 2)
     rng, seed = _rng(1)
     h = Harness(dut, n, rng)
     await h.start()
@@ -42,7 +44,8 @@ async def zero_load_latency(dut):
                 await h.run(until=h.drained, limit=100)
                 await h.run(3)
                 (hc, beats, t, lc), = [d for d in h.delivered[dst] if d[2] == tag]
-                assert hc - h.hdr_in[tag] == 2, f"seed {seed}: {src}->{dst} latency {hc - h.hdr_in[tag]}"
+                assert hc - h.hdr_in[tag] == latency, (
+                    f"seed {seed}: {src}->{dst} latency {hc - h.hdr_in[tag]}")
                 assert lc - hc == len(beats) - 1, f"seed {seed}: {src}->{dst} bubbles inside the packet"
     h.check()
 
@@ -57,7 +60,9 @@ async def fig_6_7_nonposted_blocked(dut):
     release, refusing = _refuses_until_released(1, HtaxVC.NONPOSTED)
     h = Harness(dut, n, rng, sink_ready=refusing)
     await h.start()
-    np_to_1 = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.READ)) for _ in range(3 * slots + 4)]
+    # more reads than input 0 and the switch's buffers behind it (``buffered`` one-beat packets) hold
+    np_to_1 = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.READ))
+               for _ in range(3 * slots + 4 + p.get("buffered", 0))]
     c = 3 if n > 3 else 2
     if slots > 1:
         # with spare slots, reads to a free target pass reads stuck at the blocked one (VOQ)
@@ -198,7 +203,8 @@ async def round_robin_bound(dut):
     for src in range(n):
         idx = [k for k, s in enumerate(steady) if s == src]
         gaps = [b - a - 1 for a, b in zip(idx, idx[1:], strict=False)]
-        assert idx and idx[0] < n, f"seed {seed}: input {src} first served at position {idx[:1]}"
+        assert idx and idx[0] < n, (
+            f"seed {seed}: input {src} first served at position {idx[:1]}: {order}")
         assert max(gaps) <= n - 1, f"seed {seed}: input {src} waited {max(gaps)} packets: {order}"
     vcs = {beat_vc(d[1][0]) for d in h.delivered[target]}
     assert vcs == {HtaxVC.POSTED.value, HtaxVC.RESPONSE.value}
@@ -276,11 +282,15 @@ def _drains_via(h, sink, v, w, cap):
 async def back_to_back_with_ready2(dut):
     """One-beat packets of one VC from one input to one output: one per cycle when the sink promises
     room for two (ready2), one every other cycle when it does not (the fresh-ready rule).  With one slot
-    per VC the input itself takes a packet only every other cycle (its slot frees as the packet leaves)."""
+    per VC the input itself takes a packet only every other cycle (its slot frees as the packet leaves).
+    A switch that books one packet per input at a time (``HtaxPipelined``) gives ``booking_gap``."""
     p = tb_params()
     n = p["ports"]
     rng, seed = _rng(7)
-    for promise, gap in ((True, 1 if p["slots"] > 1 else 2), (False, 2)):
+    gaps = ((True, 1 if p["slots"] > 1 else 2), (False, 2))
+    if "booking_gap" in p:
+        gaps = ((True, p["booking_gap"]), (False, p["booking_gap"]))
+    for promise, gap in gaps:
         h = Harness(dut, n, rng, sink_ready2=(lambda o, c, r: ALL) if promise else None)
         await h.start(clock=promise)
         for _ in range(12):
@@ -309,8 +319,10 @@ async def responses_never_hold_back_requests(dut):
     release, refusing = _refuses_until_released(1, HtaxVC.RESPONSE)
     h = Harness(dut, n, rng, sink_ready=refusing)
     await h.start()
-    stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(slots + 3)]
-    await h.run(10 * (slots + 3))       # every response that fits has moved in (at most 9 beats each)
+    # more responses than input 0 and the switch's buffers behind it (``buffered`` one-beat packets) hold
+    count = slots + 3 + p.get("buffered", 0)
+    stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(count)]
+    await h.run(10 * count)             # every response that fits has moved in (at most 9 beats each)
     ready0 = h.tx_ready[0].value.to_unsigned()
     assert not (ready0 >> HtaxVC.RESPONSE.value) & 1, f"seed {seed}: response VC ready {ready0:04b}"
     assert (ready0 >> HtaxVC.NONPOSTED.value) & 1, (

@@ -8,7 +8,7 @@ from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
 from rtl.config import load
-from rtl.htax import UNITS, Htax, RoundRobin
+from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin
 from rtl.htax.rr import round_robin
 from sim.htax_packet import HtaxPacket
 
@@ -28,6 +28,17 @@ from sim.htax_packet import HtaxPacket
 def test_parameter_validation(kwargs, exc, msg):
     with pytest.raises(exc, match=f"^{msg}$"):
         Htax(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,exc,msg", [
+    (dict(ports=4, out_depth=8), ValueError, "out_depth must be between 9 and 64, not 8"),
+    (dict(ports=4, out_depth=65), ValueError, "out_depth must be between 9 and 64, not 65"),
+    (dict(ports=4, out_depth=16.0), TypeError, "out_depth must be an integer, not 16.0"),
+    (dict(ports=17), ValueError, "ports must be between 2 and 16, not 17"),
+])
+def test_pipelined_parameter_validation(kwargs, exc, msg):
+    with pytest.raises(exc, match=f"^{msg}$"):
+        HtaxPipelined(**kwargs)
 
 
 def test_parameters_keyword_only():
@@ -53,6 +64,9 @@ def test_unit_from_config():
     h = _unused(UNITS["htax"](cfg))
     assert h.ports == cfg["htax"]["ports"] and h.slots_per_vc == cfg["htax"]["slots_per_vc"]
     assert h.shared_slots == cfg["htax"]["shared_slots"]
+    assert type(h) is (HtaxPipelined if cfg["htax"]["pipelined"] else Htax)
+    p = _unused(UNITS["htax"](cfg, pipelined=True, out_depth=32))
+    assert type(p) is HtaxPipelined and p.out_depth == 32 and p.ports == cfg["htax"]["ports"]
 
 
 def _first_at_or_after(req, ptr, n):
@@ -112,9 +126,10 @@ def test_round_robin_exhaustive(n):
     sim.run()
 
 
-def test_counters_saturate():
+@pytest.mark.parametrize("design", [Htax, HtaxPipelined])
+def test_counters_saturate(design):
     """Five malformed packets on a 2-bit counter read 3; an unroutable one counts separately."""
-    dut = Htax(ports=2, slots_per_vc=1, counter_bits=2)
+    dut = design(ports=2, slots_per_vc=1, counter_bits=2)
     bad = HtaxPacket(HtaxCmd.ATS, src=0, dst=1, tag=1, ats=0, status=HtaxStatus.TARGET_ERROR).beats()[0]
     nt = HtaxPacket(HtaxCmd.ATS, src=0, dst=3, tag=1, ats=0).beats()[0]
 

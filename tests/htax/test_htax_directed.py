@@ -2,7 +2,7 @@
 
 import pytest
 
-from rtl.htax import Htax
+from rtl.htax import Htax, HtaxPipelined
 from sim.runner import run_cocotb
 
 
@@ -19,3 +19,14 @@ def test_directed_one_slot():
     each packet."""
     run_cocotb(Htax(ports=3, slots_per_vc=1, shared_slots=0), name="htax_p3_s1_sh0",
                test_module="tests.htax.tb_htax_directed", params={"ports": 3, "slots": 1})
+
+
+@pytest.mark.cocotb
+def test_directed_pipelined():
+    """The pipelined switch with the same slots: 8 cycles zero-load latency, its output buffers (32
+    beats per VC: room for two 9-beat bookings) hold up to 32 more one-beat packets per VC and
+    output, one-beat packets from one input to one output every 6 cycles (one booking at a time; the
+    output opens for the next booking once the booked header has arrived)."""
+    run_cocotb(HtaxPipelined(ports=4, slots_per_vc=1, shared_slots=3, out_depth=32),
+               name="htaxp_p4_s1_sh3_d32", test_module="tests.htax.tb_htax_directed",
+               params={"ports": 4, "slots": 4, "latency": 8, "buffered": 32, "booking_gap": 6})

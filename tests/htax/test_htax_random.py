@@ -1,4 +1,5 @@
-"""Random all-to-all traffic on Verilator, swept over port counts (cocotb: tb_htax_random.py).
+"""Random all-to-all traffic on Verilator, swept over port counts, for ``Htax`` and ``HtaxPipelined``
+(cocotb: tb_htax_random.py).
 
 The 8-port case is the default configuration (it shares its build with ``bench/htax.py``).  Each
 design is compiled once and cached under ``build/sim``; the 16-port switch takes minutes to compile
@@ -7,7 +8,7 @@ with Verilator, so only one short 16-port run is in the default suite and the lo
 
 import pytest
 
-from rtl.htax import Htax
+from rtl.htax import Htax, HtaxPipelined
 from sim.runner import run_cocotb
 
 # (ports, reserved slots per VC, shared slots, packets)
@@ -15,6 +16,11 @@ CASES = [(2, 1, 1, 400), (4, 2, 3, 600), (8, 1, 12, 800),
          pytest.param(16, 1, 0, 800, marks=pytest.mark.long_build),
          pytest.param(16, 1, 0, 4000, marks=pytest.mark.soak),
          pytest.param(8, 1, 12, 6000, marks=pytest.mark.soak)]
+# the pipelined switch: (ports, reserved slots per VC, shared slots, out_depth, packets); the 4-port
+# design is the one of test_htax_directed.py, the 8-port one that of bench/htax.py (shared builds)
+PIPELINED = [(2, 1, 0, 9, 400), (4, 1, 3, 32, 600), (8, 1, 12, 16, 800),
+             pytest.param(16, 1, 0, 16, 4000, marks=pytest.mark.soak),
+             pytest.param(8, 1, 12, 16, 6000, marks=pytest.mark.soak)]
 
 
 @pytest.mark.cocotb
@@ -22,4 +28,12 @@ CASES = [(2, 1, 1, 400), (4, 2, 3, 600), (8, 1, 12, 800),
 def test_random_traffic(ports, slots, shared, packets):
     run_cocotb(Htax(ports=ports, slots_per_vc=slots, shared_slots=shared),
                name=f"htax_p{ports}_s{slots}_sh{shared}",
+               test_module="tests.htax.tb_htax_random", params={"ports": ports, "packets": packets})
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize("ports,slots,shared,depth,packets", PIPELINED)
+def test_random_traffic_pipelined(ports, slots, shared, depth, packets):
+    run_cocotb(HtaxPipelined(ports=ports, slots_per_vc=slots, shared_slots=shared, out_depth=depth),
+               name=f"htaxp_p{ports}_s{slots}_sh{shared}_d{depth}",
                test_module="tests.htax.tb_htax_random", params={"ports": ports, "packets": packets})

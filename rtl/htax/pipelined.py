@@ -1,0 +1,430 @@
+"""The pipelined HTAX crossbar: input slots, output buffers, packet-mode iSLIP in registered steps.
+
+The same switch as :class:`rtl.htax.switch.Htax` from the outside (dissertation ch. 7.1 "HT-Core and
+HTAX"; the four virtual channels of 5.2.9; the HyperTransport ordering rule behind the deadlock of
+fig. 6-7, ch. 6), built for clock frequency instead of latency: every decision reads registers and
+writes registers, so no path crosses the switch more than once per cycle.  ``docs/htax.md``
+("Pipelined switch") describes it; the dissertation's own HTAX takes 6 cycles in and 3 out.
+
+Inputs.  The packet slots, writer, virtual output queues, slot accounting and error responses of
+:class:`Htax` (``Htax._slots``), with one difference: a queue's request counter counts the packets not
+yet *booked* (instead of not yet sent).
+
+Outputs.  Every output has a buffer per VC (``out_depth`` beats, LUT RAM) and a link engine that
+sends whole packets from the buffers, choosing among the VCs round-robin, only on a VC whose sink is
+ready, and not on the VC of a packet whose last beat moves in the same cycle unless the sink promises
+``ready2`` (the fresh-``ready`` rule of :class:`Htax`).  A sink that refuses a VC fills that VC's buffer
+only: the other VCs of the output keep moving (fig. 6-7).
+
+Matching.  One iSLIP iteration in two registered steps: *grant* (each output that has no booking
+picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
+booking waiting, a packet of the VC for the output not yet booked, and the output's buffer for the VC
+has ``MAX_DATA_WORDS + 1`` beats unreserved) and *accept* (each input picks one of the registered
+grants that are still valid round-robin).  An accepted grant is a *booking*: the output reserves
+``MAX_DATA_WORDS + 1`` beats of the VC's buffer (the unused part returns when the header is written),
+the input's queue counter drops by one, and the pointers move past the accepted input, output and VC.
+
+Transfer.  A booked input looks up the head of the booked queue (the oldest packet not being sent), and
+its read engine sends it beat by beat (cut-through: a word is read once the writer has stored it)
+through a read register and a write register.  Every output takes beats from one input at a time
+(``wsel``): the current writer until its last beat, then the input it has booked.  A booked input whose
+output is still taking another input's packet waits with its header in the write register.  The
+output's space was reserved at the booking, so a transfer never waits for a sink.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import memory
+from amaranth.lib.data import Struct
+
+from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, HtaxHeader, transfer
+from rtl.common.htax_rules import data_beats
+
+from .rr import one_hot_index, past, round_robin
+from .switch import Htax, _check_int
+
+__all__ = ["HtaxPipelined"]
+
+# Beats reserved in an output buffer per booking: the largest packet (header + 8 data words).
+_RESERVE = MAX_DATA_WORDS + 1
+# Look-ahead of the matching.  An output that takes a packet may be granted again when at most
+# _OUT_AHEAD of the packet's data beats are still to come: the booked header reaches the output 5 cycles
+# after the grant at the earliest, right behind the last beat.  An input whose engine reads a packet
+# may be granted when at most _IN_AHEAD of its beats are still to read: the booked header is read 3
+# cycles after the grant at the earliest.  Matching earlier would leave the other side waiting (an
+# output idle behind a busy input, an input's engine held by a busy output); later, idle.
+_OUT_AHEAD = 5
+_IN_AHEAD = 3
+
+
+class _BufEntry(Struct):
+    """One beat in an output buffer (its VC is the buffer's)."""
+    word: 92
+    first: 1
+    last: 1
+
+
+class HtaxPipelined(Htax):
+    """The HTAX crossbar with registered matching and output buffers.
+
+    Parameters
+    ----------
+    ports, slots_per_vc, shared_slots, counter_bits
+        As :class:`rtl.htax.switch.Htax`.
+    out_depth : int
+        Beats per (output, VC) buffer, ``MAX_DATA_WORDS + 1`` (9) .. 64.  A booking reserves 9 beats,
+        so 16 lets an output book its next packet of a VC while 7 beats of the current one wait.
+
+    Members
+    -------
+    As :class:`rtl.htax.switch.Htax`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter is not an integer or out of range.
+    """
+
+    def __init__(self, *, ports, slots_per_vc=1, shared_slots=12, counter_bits=16, out_depth=16):
+        _check_int("out_depth", out_depth, _RESERVE, 64)
+        self._depth = out_depth
+        super().__init__(ports=ports, slots_per_vc=slots_per_vc, shared_slots=shared_slots,
+                         counter_bits=counter_bits)
+
+    @property
+    def out_depth(self):
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        n, depth = self._n, self._depth
+        vcs = range(NUM_VCS)
+
+        # ---- output-side registers read by the inputs ---------------------------------------
+        obk = [Signal(name=f"o{o}_booked") for o in range(n)]          # a booking waits for wsel
+        obk_in = [Signal(range(n), name=f"o{o}_booked_in") for o in range(n)]
+        wact = [Signal(name=f"o{o}_wact") for o in range(n)]           # wsel is taking a packet
+        wsel = [Signal(range(n), name=f"o{o}_wsel") for o in range(n)]
+        space = [[Signal(range(depth + 1), init=depth, name=f"o{o}_vc{v}_space") for v in vcs]
+                 for o in range(n)]
+        o_open = [Signal(name=f"o{o}_open") for o in range(n)]        # may be granted (_output)
+        space_ok = []
+        for o in range(n):
+            ok = Signal(NUM_VCS, name=f"o{o}_space_ok")
+            m.d.comb += ok.eq(Cat(space[o][v] >= _RESERVE for v in vcs))
+            space_ok.append(ok)
+        # sel[i][o]: output o takes beats from input i now
+        sel = []
+        for i in range(n):
+            s = Signal(n, name=f"i{i}_wsel_by")
+            m.d.comb += s.eq(Cat(wact[o] & (wsel[o] == i) for o in range(n)))
+            sel.append(s)
+
+        inputs = [self._slots(m, i) for i in range(n)]
+        for i, x in enumerate(inputs):
+            self._pipe_engine(m, i, x, sel[i])
+
+        # ---- matching, step 1: grant (registered) -----------------------------------------------
+        vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
+        gptr = [Signal(range(n), name=f"o{o}_gptr") for o in range(n)]
+        aptr = [Signal(range(n), name=f"i{i}_aptr") for i in range(n)]
+        g = [Signal(n, name=f"o{o}_grant_q") for o in range(n)]        # registered grants, one-hot
+        g_vc = [Signal(2, name=f"o{o}_grant_vc_q") for o in range(n)]
+        for o in range(n):
+            req, vc_of = [], []
+            for i, x in enumerate(inputs):
+                rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
+                m.d.comb += rv.eq(Cat(x.has[v][o] for v in vcs) & space_ok[o]
+                                  & Mux(x.can_book & o_open[o], 0b1111, 0))
+                gv = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
+                vc_of.append(one_hot_index(m, gv, name=f"o{o}_i{i}_vc"))
+                req.append(rv.any())
+            req_sig = Signal(n, name=f"o{o}_req")
+            m.d.comb += req_sig.eq(Cat(req))
+            grant = round_robin(m, req_sig, gptr[o], name=f"o{o}_grant")
+            m.d.sync += [g[o].eq(grant),
+                         g_vc[o].eq(Array(vc_of)[one_hot_index(m, grant, name=f"o{o}_grant_idx")])]
+
+        # ---- matching, step 2: accept (registered bookings) --------------------------------------
+        # A grant is still valid when the output has no booking and the input can book (both may have
+        # changed since the grant: the other bookings of the last cycle).  The input's queue and the
+        # output's space cannot have shrunk: only a booking of that input or output shrinks them.
+        book_o = [Signal(n, name=f"o{o}_book") for o in range(n)]      # one-hot over inputs
+        acc = []
+        for i, x in enumerate(inputs):
+            gi = Signal(n, name=f"i{i}_granted")
+            m.d.comb += gi.eq(Cat(g[o][i] & ~obk[o] for o in range(n)) & Mux(x.can_book, (1 << n) - 1, 0))
+            a = round_robin(m, gi, aptr[i], name=f"i{i}_accept")
+            ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
+            av = Signal(2, name=f"i{i}_book_vc")
+            m.d.comb += [av.eq(Array(g_vc)[ao]), x.book.eq(a.any()), x.book_dst.eq(ao), x.book_vc.eq(av)]
+            with m.If(a.any()):
+                m.d.sync += aptr[i].eq(past(ao, n))
+            acc.append(a)
+        for o in range(n):
+            m.d.comb += book_o[o].eq(Cat(acc[i][o] for i in range(n)))
+            bi = one_hot_index(m, book_o[o], name=f"o{o}_book_idx")
+            with m.If(book_o[o].any()):
+                m.d.sync += [gptr[o].eq(past(bi, n)), vc_ptr[o].eq(g_vc[o] + 1),
+                             obk[o].eq(1), obk_in[o].eq(bi)]
+
+        # ---- outputs ---------------------------------------------------------------------------
+        for o in range(n):
+            self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], o_open[o],
+                         book=book_o[o].any(), book_vc=g_vc[o])
+
+        self._drop_counters(m, inputs)
+        self._state = dict(inputs=inputs, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space)
+        return m
+
+    # -------------------------------------------------------------------------------------------
+    def _pipe_engine(self, m, i, x, sel):
+        """Booking, head lookup and read engine of input ``i``; ``sel`` bit o: output o takes from i."""
+        n = self._n
+        p = f"i{i}_"
+        nslots = x.nslots
+        slot_shape = range(nslots)
+        cls_shape = range(len(x.classes))
+
+        # Booking (from the accept step) and the looked-up next packet.
+        x.book = Signal(name=f"{p}book")
+        x.book_dst = Signal(range(n), name=f"{p}book_dst")
+        x.book_vc = Signal(2, name=f"{p}book_vc")
+        bk = Signal(name=f"{p}bk")
+        bk_dst = Signal(range(n), name=f"{p}bk_dst")
+        bk_vc = Signal(2, name=f"{p}bk_vc")
+        nx = Signal(name=f"{p}nx")
+        nx_slot = Signal(slot_shape, name=f"{p}nx_slot")
+        nx_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nx_nb")
+        nx_dst = Signal(range(n), name=f"{p}nx_dst")
+        nx_vc = Signal(2, name=f"{p}nx_vc")
+        nx_cls = Signal(cls_shape, name=f"{p}nx_cls")
+        x.can_book = Signal(name=f"{p}can_book")
+        # The queue counter drops in the cycle after the booking (a register cut between the accept and
+        # the counters): the input cannot book again before (bk is set), so nothing reads the count in
+        # between.
+        m.d.sync += [x.q_dec.eq(x.book), x.q_dec_vc.eq(x.book_vc), x.q_dec_dst.eq(x.book_dst)]
+        with m.If(x.book):
+            m.d.sync += [bk.eq(1), bk_dst.eq(x.book_dst), bk_vc.eq(x.book_vc)]
+
+        # Engine state (the packet being read).
+        act = Signal(name=f"{p}act")
+        eslot = Signal(slot_shape, name=f"{p}eslot")
+        ek = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}ek")
+        enb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}enb")
+        edst = Signal(range(n), name=f"{p}edst")
+        evc = Signal(2, name=f"{p}evc")
+        ecls = Signal(cls_shape, name=f"{p}ecls")
+        cur = Signal(nslots, name=f"{p}cur")          # one-hot: the slot being read (while act)
+        m.d.comb += x.can_book.eq(~bk & ~nx & (~act | (enb - ek < _IN_AHEAD)))
+
+        # Head lookup: the oldest packet of the booked queue that is not being read.
+        busy = Signal(nslots, name=f"{p}busy_slots")
+        m.d.comb += busy.eq(Mux(act | x.release, cur, 0))
+        waiting = Cat(x.occ) & ~busy
+        hit = Signal(nslots, name=f"{p}head_hit")
+        m.d.comb += hit.eq(Cat(x.occ[k] & ~busy[k] & ~(waiting & x.older[k]).any()
+                               & (x.svc[k] == bk_vc) & (x.sdst[k] == bk_dst) for k in range(nslots)))
+        head = one_hot_index(m, hit, name=f"{p}head_slot")
+        with m.If(bk & ~nx):
+            m.d.sync += [
+                bk.eq(0), nx.eq(1), nx_slot.eq(head), nx_nb.eq(Array(x.snb)[head]), nx_dst.eq(bk_dst),
+                nx_vc.eq(bk_vc), nx_cls.eq(Mux(Array(x.serr)[head], x.err_cls, bk_vc)),
+            ]
+
+        # Read register (word from the data memory, header from the slot) and write register (the beat
+        # an output takes).
+        rd_valid = Signal(name=f"{p}rd_valid")
+        rd_first = Signal(name=f"{p}rd_first")
+        rd_last = Signal(name=f"{p}rd_last")
+        rd_dst = Signal(range(n), name=f"{p}rd_dst")
+        rd_vc = Signal(2, name=f"{p}rd_vc")
+        rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
+        x.w_valid = Signal(name=f"{p}w_valid")
+        x.w_dst = Signal(range(n), name=f"{p}w_dst")
+        x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
+        x.w_take = Signal(name=f"{p}w_take")
+        m.d.comb += x.w_take.eq(x.w_valid & sel.bit_select(x.w_dst, 1))
+        w_free = Signal(name=f"{p}w_free")
+        m.d.comb += w_free.eq(~x.w_valid | x.w_take)
+        rd_adv = Signal(name=f"{p}rd_adv")
+        m.d.comb += rd_adv.eq(rd_valid & w_free)
+        free_rd = Signal(name=f"{p}free_rd")
+        m.d.comb += free_rd.eq(~rd_valid | w_free)
+
+        # The beat to issue: the engine's packet, or the looked-up one when the engine is idle.
+        load = Signal(name=f"{p}load")
+        m.d.comb += load.eq(nx & ~act)
+        c_slot = Signal(slot_shape, name=f"{p}c_slot")
+        c_k = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_k")
+        c_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_nb")
+        c_dst = Signal(range(n), name=f"{p}c_dst")
+        c_vc = Signal(2, name=f"{p}c_vc")
+        c_cls = Signal(cls_shape, name=f"{p}c_cls")
+        with m.If(load):
+            m.d.comb += [c_slot.eq(nx_slot), c_k.eq(0), c_nb.eq(nx_nb), c_dst.eq(nx_dst), c_vc.eq(nx_vc),
+                         c_cls.eq(nx_cls)]
+        with m.Else():
+            m.d.comb += [c_slot.eq(eslot), c_k.eq(ek), c_nb.eq(enb), c_dst.eq(edst), c_vc.eq(evc),
+                         c_cls.eq(ecls)]
+        writing = x.in_pkt & ~x.wdrop & (x.wslot == c_slot)
+        avail = Signal(name=f"{p}avail")
+        m.d.comb += avail.eq((c_k == 0) | ~writing | (x.wcount >= c_k))
+        issue = Signal(name=f"{p}issue")
+        m.d.comb += issue.eq((act | nx) & free_rd & avail)
+        is_last = Signal(name=f"{p}is_last")
+        m.d.comb += is_last.eq(c_k == c_nb)
+
+        rp = x.rp
+        m.d.comb += [rp.en.eq(free_rd), rp.addr.eq(Cat((c_k - 1)[:3], c_slot))]
+        with m.If(free_rd):
+            m.d.sync += rd_valid.eq(issue)
+        with m.If(load):
+            m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
+        with m.If(issue):
+            m.d.sync += [
+                rd_dst.eq(c_dst), rd_last.eq(is_last), rd_first.eq(c_k == 0), rd_vc.eq(c_vc),
+                act.eq(~is_last), eslot.eq(c_slot), ek.eq(c_k + 1), enb.eq(c_nb),
+                edst.eq(c_dst), evc.eq(c_vc), ecls.eq(c_cls),
+            ]
+            with m.If(c_k == 0):
+                m.d.sync += rd_hdr.eq(Array(h.as_value() for h in x.shdr)[c_slot])
+        with m.Elif(load):
+            m.d.sync += [act.eq(1), eslot.eq(c_slot), ek.eq(0), enb.eq(c_nb), edst.eq(c_dst),
+                         evc.eq(c_vc), ecls.eq(c_cls)]
+        # The slot is released in the cycle after its last beat is read (a register cut between the read
+        # engine and the slot accounting); until then the head lookup still skips it (busy).
+        m.d.sync += [x.release.eq(issue & is_last), x.rel_slot.eq(c_slot), x.rel_cls.eq(c_cls)]
+
+        with m.If(rd_adv):
+            m.d.sync += [
+                x.w_valid.eq(1), x.w_dst.eq(rd_dst),
+                x.w_beat.word.eq(Mux(rd_first, rd_hdr.as_value(), rp.data)),
+                x.w_beat.vc.eq(rd_vc), x.w_beat.first.eq(rd_first), x.w_beat.last.eq(rd_last),
+            ]
+        with m.Elif(x.w_take):
+            m.d.sync += x.w_valid.eq(0)
+
+        x.bk, x.bk_dst, x.bk_vc, x.nx, x.nx_slot, x.nx_nb, x.nx_dst, x.nx_vc, x.nx_cls = (
+            bk, bk_dst, bk_vc, nx, nx_slot, nx_nb, nx_dst, nx_vc, nx_cls)
+        x.act, x.eslot, x.ek, x.enb, x.edst, x.evc, x.ecls, x.cur = act, eslot, ek, enb, edst, evc, ecls, cur
+        x.rd_valid, x.rd_first, x.rd_last, x.rd_dst, x.rd_vc, x.rd_hdr = (
+            rd_valid, rd_first, rd_last, rd_dst, rd_vc, rd_hdr)
+
+    # -------------------------------------------------------------------------------------------
+    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, o_open, *, book, book_vc):
+        """Write side (``wsel``), VC buffers and link engine of output ``o``."""
+        depth = self._depth
+        vcs = range(NUM_VCS)
+        p = f"o{o}_"
+        port = self.port(o).rx
+
+        # Write side: take the beats of input wsel (registered into ow, then written to the buffer).
+        w_ok = Signal(name=f"{p}w_ok")
+        m.d.comb += w_ok.eq(wact & Array(x.w_valid & (x.w_dst == o) for x in inputs)[wsel])
+        w_beat = Signal(HtaxBeat, name=f"{p}w_in")
+        m.d.comb += w_beat.eq(Array(x.w_beat.as_value() for x in inputs)[wsel])
+        # Data beats of the writer's packet still to come, once its header has been taken (whdr).
+        whdr = Signal(name=f"{p}whdr")
+        wrem = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}wrem")
+        with m.If(w_ok):
+            m.d.sync += [whdr.eq(1), wrem.eq(Mux(w_beat.first, data_beats(w_beat.word.header), wrem - 1))]
+        with m.If(~wact | (w_ok & w_beat.last)):
+            m.d.sync += whdr.eq(0)
+            with m.If(obk):
+                m.d.sync += [wact.eq(1), wsel.eq(obk_in), obk.eq(0)]
+            with m.Else():
+                m.d.sync += wact.eq(0)
+        m.d.comb += o_open.eq(~obk & (~wact | (whdr & (wrem <= _OUT_AHEAD))))
+
+        # The booking of two cycles ago: its input's head lookup (nx_nb) is registered now, and obk_in
+        # still names that input (the next booking of this output is accepted three cycles after it at
+        # the earliest).
+        bk1, bk2 = Signal(name=f"{p}booked_d1"), Signal(name=f"{p}booked_d2")
+        bk1_vc, bk2_vc = Signal(2, name=f"{p}booked_d1_vc"), Signal(2, name=f"{p}booked_d2_vc")
+        m.d.sync += [bk1.eq(book), bk1_vc.eq(book_vc), bk2.eq(bk1), bk2_vc.eq(bk1_vc)]
+
+        booked_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}booked_nb")
+        m.d.comb += booked_nb.eq(Array(x.nx_nb for x in inputs)[obk_in])
+
+        ow_valid = Signal(name=f"{p}ow_valid")
+        ow = Signal(HtaxBeat, name=f"{p}ow")
+        m.d.sync += [ow_valid.eq(w_ok), ow.eq(w_beat)]
+
+        # VC queues: a LUT RAM FIFO per VC, followed by ow, which the link engine takes directly when the
+        # FIFO is empty (bypass: it is then the queue's only beat).
+        cnt = [Signal(range(depth + 1), name=f"{p}vc{v}_count") for v in vcs]
+        wp = [Signal(range(depth), name=f"{p}vc{v}_wp") for v in vcs]
+        rdp = [Signal(range(depth), name=f"{p}vc{v}_rp") for v in vcs]
+        head = []
+        push = [Signal(name=f"{p}vc{v}_push") for v in vcs]
+        pop = [Signal(name=f"{p}vc{v}_pop") for v in vcs]
+        leave = [Signal(name=f"{p}vc{v}_leave") for v in vcs]      # the link engine takes a v beat
+        buffered = [Signal(name=f"{p}vc{v}_buffered") for v in vcs]
+        in_ow = [Signal(name=f"{p}vc{v}_in_ow") for v in vcs]
+        for v in vcs:
+            mem = memory.Memory(shape=_BufEntry, depth=depth, init=[])
+            m.submodules[f"{p}vc{v}_buf"] = mem
+            wport = mem.write_port()
+            rport = mem.read_port(domain="comb")
+            m.d.comb += [
+                buffered[v].eq(cnt[v] != 0),
+                in_ow[v].eq(ow_valid & (ow.vc.as_value() == v)),
+                pop[v].eq(leave[v] & buffered[v]),
+                push[v].eq(in_ow[v] & ~(leave[v] & ~buffered[v])),
+                wport.en.eq(push[v]), wport.addr.eq(wp[v]),
+                wport.data.word.eq(ow.word), wport.data.first.eq(ow.first), wport.data.last.eq(ow.last),
+                rport.addr.eq(rdp[v]),
+            ]
+            h = Signal(_BufEntry, name=f"{p}vc{v}_head")
+            m.d.comb += h.eq(Mux(buffered[v], rport.data.as_value(), Cat(ow.word.as_value(), ow.first, ow.last)))
+            head.append(h)
+            with m.If(push[v]):
+                m.d.sync += wp[v].eq(Mux(wp[v] == depth - 1, 0, wp[v] + 1))
+            with m.If(pop[v]):
+                m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
+            m.d.sync += cnt[v].eq(cnt[v] + push[v] - pop[v])
+            # Space: a booking reserves _RESERVE beats, the booked input returns what the packet does not
+            # use two cycles later (its head lookup is registered by then), every beat that leaves the
+            # queue frees one.
+            ret = Signal(range(_RESERVE + 1), name=f"{p}vc{v}_return")
+            m.d.comb += ret.eq(Mux(bk2 & (bk2_vc == v), _RESERVE - 1 - booked_nb, 0))
+            m.d.sync += space[v].eq(space[v] - Mux(book & (book_vc == v), _RESERVE, 0) + leave[v] + ret)
+
+        # Link engine: whole packets from the buffers, round-robin over the VCs that may start.
+        o_valid = Signal(name=f"{p}valid")
+        o_beat = Signal(HtaxBeat, name=f"{p}beat")
+        in_pkt = Signal(name=f"{p}in_pkt")
+        cur_vc = Signal(2, name=f"{p}cur_vc")
+        vptr = Signal(2, name=f"{p}link_vc_ptr")
+        m.d.comb += [port.valid.eq(o_valid), port.payload.eq(o_beat)]
+        moved = Signal(name=f"{p}move")
+        m.d.comb += moved.eq(transfer(port))
+        o_free = Signal(name=f"{p}free")
+        m.d.comb += o_free.eq(~o_valid | moved)
+        nonempty = Signal(NUM_VCS, name=f"{p}nonempty")
+        m.d.comb += nonempty.eq(Cat(buffered[v] | in_ow[v] for v in vcs))
+        # Fresh-ready rule: no packet on the VC whose last beat moves now, unless the sink promised.
+        stale = Signal(NUM_VCS, name=f"{p}stale")
+        m.d.comb += stale.eq(Mux(moved & o_beat.last & ~port.ready2.bit_select(o_beat.vc.as_value(), 1),
+                                 Const(1, NUM_VCS) << o_beat.vc.as_value(), 0))
+        start_ok = Signal(NUM_VCS, name=f"{p}start_ok")
+        m.d.comb += start_ok.eq(nonempty & port.ready & ~stale)
+        pick = round_robin(m, start_ok, vptr, name=f"{p}link_vc")
+        pick_vc = one_hot_index(m, pick, name=f"{p}link_vc_idx")
+        src_vc = Signal(2, name=f"{p}src_vc")
+        src_ok = Signal(name=f"{p}src_ok")
+        m.d.comb += [src_vc.eq(Mux(in_pkt, cur_vc, pick_vc)),
+                     src_ok.eq(Mux(in_pkt, nonempty.bit_select(cur_vc, 1), pick.any()))]
+        nxt = Signal(_BufEntry, name=f"{p}next")
+        m.d.comb += nxt.eq(Array(h.as_value() for h in head)[src_vc])
+        take = Signal(name=f"{p}take")
+        m.d.comb += take.eq(o_free & src_ok)
+        for v in vcs:
+            m.d.comb += leave[v].eq(take & (src_vc == v))
+        with m.If(o_free):
+            m.d.sync += o_valid.eq(src_ok)
+        with m.If(take):
+            m.d.sync += [o_beat.word.eq(nxt.word), o_beat.vc.eq(src_vc), o_beat.first.eq(nxt.first),
+                         o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last), cur_vc.eq(src_vc)]
+            with m.If(~in_pkt):
+                m.d.sync += vptr.eq(pick_vc + 1)
