@@ -57,11 +57,11 @@ report: $(STAMP)
 bench: $(STAMP)
 	@set -e; for b in bench/*.py; do \
 	  case $$b in */_*) continue;; esac; \
-	  echo "== $$b"; VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) $$b; done
+	  echo "== $$b"; EXTOLL_CXX_OPT=-Os VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) $$b; done
 
 ## soak      long randomized runs (pytest -m soak)
 soak: $(STAMP)
-	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
+	EXTOLL_CXX_OPT=-Os VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
 	  $(PY) -m pytest -n $(JOBS) -m soak tests
 
 ## formal    SymbiYosys proofs (yices) from formal/<unit>.py
