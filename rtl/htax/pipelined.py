@@ -36,7 +36,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory
 from amaranth.lib.data import Struct
 
-from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, HtaxHeader, transfer
+from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
 from rtl.common.htax_rules import data_beats
 
 from .rr import one_hot_index, past, round_robin
@@ -206,20 +206,32 @@ class HtaxPipelined(Htax):
         with m.If(x.book):
             m.d.sync += [bk.eq(1), bk_dst.eq(x.book_dst), bk_vc.eq(x.book_vc)]
 
-        # Engine state (the packet being read).
-        act = Signal(name=f"{p}act")
-        eslot = Signal(slot_shape, name=f"{p}eslot")
-        ek = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}ek")
-        enb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}enb")
-        edst = Signal(range(n), name=f"{p}edst")
-        evc = Signal(2, name=f"{p}evc")
-        ecls = Signal(cls_shape, name=f"{p}ecls")
+        # Read engine (shared with Htax) loading the looked-up packet, with the write register (the beat
+        # an output takes) behind its read register.
+        x.w_valid = Signal(name=f"{p}w_valid")
+        x.w_dst = Signal(range(n), name=f"{p}w_dst")
+        x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
+        x.w_take = Signal(name=f"{p}w_take")
+        w_free = Signal(name=f"{p}w_free")
+        load = Signal(name=f"{p}load")
+        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free,
+                                              start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
+        m.d.comb += [
+            x.w_take.eq(x.w_valid & sel.bit_select(x.w_dst, 1)),
+            w_free.eq(~x.w_valid | x.w_take),
+            load.eq(nx & ~x.act),
+            x.can_book.eq(~bk & ~nx & (~x.act | (x.enb - x.ek < _IN_AHEAD))),
+        ]
         cur = Signal(nslots, name=f"{p}cur")          # one-hot: the slot being read (while act)
-        m.d.comb += x.can_book.eq(~bk & ~nx & (~act | (enb - ek < _IN_AHEAD)))
+        with m.If(load):
+            m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
+        # The slot is released in the cycle after its last beat is read (a register cut between the read
+        # engine and the slot accounting); until then the head lookup still skips it (busy).
+        m.d.sync += [x.release.eq(issue & is_last), x.rel_slot.eq(c.slot), x.rel_cls.eq(c.cls)]
 
         # Head lookup: the oldest packet of the booked queue that is not being read.
         busy = Signal(nslots, name=f"{p}busy_slots")
-        m.d.comb += busy.eq(Mux(act | x.release, cur, 0))
+        m.d.comb += busy.eq(Mux(x.act | x.release, cur, 0))
         waiting = Cat(x.occ) & ~busy
         hit = Signal(nslots, name=f"{p}head_hit")
         m.d.comb += hit.eq(Cat(x.occ[k] & ~busy[k] & ~(waiting & x.older[k]).any()
@@ -231,84 +243,18 @@ class HtaxPipelined(Htax):
                 nx_vc.eq(bk_vc), nx_cls.eq(Mux(Array(x.serr)[head], x.err_cls, bk_vc)),
             ]
 
-        # Read register (word from the data memory, header from the slot) and write register (the beat
-        # an output takes).
-        rd_valid = Signal(name=f"{p}rd_valid")
-        rd_first = Signal(name=f"{p}rd_first")
-        rd_last = Signal(name=f"{p}rd_last")
-        rd_dst = Signal(range(n), name=f"{p}rd_dst")
-        rd_vc = Signal(2, name=f"{p}rd_vc")
-        rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
-        x.w_valid = Signal(name=f"{p}w_valid")
-        x.w_dst = Signal(range(n), name=f"{p}w_dst")
-        x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
-        x.w_take = Signal(name=f"{p}w_take")
-        m.d.comb += x.w_take.eq(x.w_valid & sel.bit_select(x.w_dst, 1))
-        w_free = Signal(name=f"{p}w_free")
-        m.d.comb += w_free.eq(~x.w_valid | x.w_take)
-        rd_adv = Signal(name=f"{p}rd_adv")
-        m.d.comb += rd_adv.eq(rd_valid & w_free)
-        free_rd = Signal(name=f"{p}free_rd")
-        m.d.comb += free_rd.eq(~rd_valid | w_free)
-
-        # The beat to issue: the engine's packet, or the looked-up one when the engine is idle.
-        load = Signal(name=f"{p}load")
-        m.d.comb += load.eq(nx & ~act)
-        c_slot = Signal(slot_shape, name=f"{p}c_slot")
-        c_k = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_k")
-        c_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_nb")
-        c_dst = Signal(range(n), name=f"{p}c_dst")
-        c_vc = Signal(2, name=f"{p}c_vc")
-        c_cls = Signal(cls_shape, name=f"{p}c_cls")
-        with m.If(load):
-            m.d.comb += [c_slot.eq(nx_slot), c_k.eq(0), c_nb.eq(nx_nb), c_dst.eq(nx_dst), c_vc.eq(nx_vc),
-                         c_cls.eq(nx_cls)]
-        with m.Else():
-            m.d.comb += [c_slot.eq(eslot), c_k.eq(ek), c_nb.eq(enb), c_dst.eq(edst), c_vc.eq(evc),
-                         c_cls.eq(ecls)]
-        writing = x.in_pkt & ~x.wdrop & (x.wslot == c_slot)
-        avail = Signal(name=f"{p}avail")
-        m.d.comb += avail.eq((c_k == 0) | ~writing | (x.wcount >= c_k))
-        issue = Signal(name=f"{p}issue")
-        m.d.comb += issue.eq((act | nx) & free_rd & avail)
-        is_last = Signal(name=f"{p}is_last")
-        m.d.comb += is_last.eq(c_k == c_nb)
-
-        rp = x.rp
-        m.d.comb += [rp.en.eq(free_rd), rp.addr.eq(Cat((c_k - 1)[:3], c_slot))]
-        with m.If(free_rd):
-            m.d.sync += rd_valid.eq(issue)
-        with m.If(load):
-            m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
-        with m.If(issue):
+        with m.If(x.rd_valid & w_free):
             m.d.sync += [
-                rd_dst.eq(c_dst), rd_last.eq(is_last), rd_first.eq(c_k == 0), rd_vc.eq(c_vc),
-                act.eq(~is_last), eslot.eq(c_slot), ek.eq(c_k + 1), enb.eq(c_nb),
-                edst.eq(c_dst), evc.eq(c_vc), ecls.eq(c_cls),
-            ]
-            with m.If(c_k == 0):
-                m.d.sync += rd_hdr.eq(Array(h.as_value() for h in x.shdr)[c_slot])
-        with m.Elif(load):
-            m.d.sync += [act.eq(1), eslot.eq(c_slot), ek.eq(0), enb.eq(c_nb), edst.eq(c_dst),
-                         evc.eq(c_vc), ecls.eq(c_cls)]
-        # The slot is released in the cycle after its last beat is read (a register cut between the read
-        # engine and the slot accounting); until then the head lookup still skips it (busy).
-        m.d.sync += [x.release.eq(issue & is_last), x.rel_slot.eq(c_slot), x.rel_cls.eq(c_cls)]
-
-        with m.If(rd_adv):
-            m.d.sync += [
-                x.w_valid.eq(1), x.w_dst.eq(rd_dst),
-                x.w_beat.word.eq(Mux(rd_first, rd_hdr.as_value(), rp.data)),
-                x.w_beat.vc.eq(rd_vc), x.w_beat.first.eq(rd_first), x.w_beat.last.eq(rd_last),
+                x.w_valid.eq(1), x.w_dst.eq(x.rd_dst),
+                x.w_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data)),
+                x.w_beat.vc.eq(x.rd_vc), x.w_beat.first.eq(x.rd_first), x.w_beat.last.eq(x.rd_last),
             ]
         with m.Elif(x.w_take):
             m.d.sync += x.w_valid.eq(0)
 
         x.bk, x.bk_dst, x.bk_vc, x.nx, x.nx_slot, x.nx_nb, x.nx_dst, x.nx_vc, x.nx_cls = (
             bk, bk_dst, bk_vc, nx, nx_slot, nx_nb, nx_dst, nx_vc, nx_cls)
-        x.act, x.eslot, x.ek, x.enb, x.edst, x.evc, x.ecls, x.cur = act, eslot, ek, enb, edst, evc, ecls, cur
-        x.rd_valid, x.rd_first, x.rd_last, x.rd_dst, x.rd_vc, x.rd_hdr = (
-            rd_valid, rd_first, rd_last, rd_dst, rd_vc, rd_hdr)
+        x.cur = cur
 
     # -------------------------------------------------------------------------------------------
     def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, o_open, *, book, book_vc):

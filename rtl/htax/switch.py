@@ -38,6 +38,8 @@ Deviations from the dissertation: latency is 2 cycles header-in to header-out in
 the switch does not translate source tags (the HTAX-to-HT bridge does, ch. 7.1).
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
@@ -305,9 +307,7 @@ class Htax(wiring.Component):
         hdr = beat.word.header
         p = f"i{i}_"
 
-        class X:
-            pass
-        x = X()
+        x = SimpleNamespace()
 
         # ---- slot state ---------------------------------------------------------------------
         occ = [Signal(name=f"{p}occ{k}") for k in range(nslots)]
@@ -517,9 +517,7 @@ class Htax(wiring.Component):
         n = self._n
         p = f"i{i}_"
         nslots, classes, err_cls = x.nslots, x.classes, x.err_cls
-        slot_shape = range(nslots)
-        elig, svc, sdst, serr, snb, shdr, rp = x.elig, x.svc, x.sdst, x.serr, x.snb, x.shdr, x.rp
-        in_pkt, wdrop, wslot, wcount = x.in_pkt, x.wdrop, x.wslot, x.wcount
+        elig, svc, sdst, serr = x.elig, x.svc, x.sdst, x.serr
         x.take = Signal(name=f"{p}take")
         x.take_dst = Signal(range(n), name=f"{p}take_dst")
         x.take_vc = Signal(2, name=f"{p}take_vc")
@@ -532,75 +530,95 @@ class Htax(wiring.Component):
         take_cls = Signal(range(len(classes)), name=f"{p}take_cls")
         m.d.comb += take_cls.eq(Mux(Array(serr)[x.take_slot], err_cls, x.take_vc))
 
-        act = Signal(name=f"{p}act")
-        eslot = Signal(slot_shape, name=f"{p}eslot")
-        ek = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}ek")
-        enb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}enb")
-        edst = Signal(range(n), name=f"{p}edst")
-        evc = Signal(2, name=f"{p}evc")
-        ecls = Signal(range(len(classes)), name=f"{p}ecls")
+        # The matching takes only from a free engine, so a take always loads a new packet.
+        c, issue, is_last = self._read_engine(
+            m, p, x, load=x.take, rd_taken=x.rd_move,
+            start=(x.take_slot, Array(x.snb)[x.take_slot], x.take_dst, x.take_vc, take_cls))
         x.free = Signal(name=f"{p}free")
-        m.d.comb += x.free.eq(~act)
-
-        x.rd_valid = Signal(name=f"{p}rd_valid")
-        x.rd_dst = Signal(range(n), name=f"{p}rd_dst")
-        x.rd_last = Signal(name=f"{p}rd_last")
-        rd_first = Signal(name=f"{p}rd_first")
-        x.rd_vc = rd_vc = Signal(2, name=f"{p}rd_vc")
-        rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
-
-        c_act = Signal(name=f"{p}c_act")
-        c_slot = Signal(slot_shape, name=f"{p}c_slot")
-        c_k = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_k")
-        c_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}c_nb")
-        c_dst = Signal(range(n), name=f"{p}c_dst")
-        c_vc = Signal(2, name=f"{p}c_vc")
-        c_cls = Signal(range(len(classes)), name=f"{p}c_cls")
-        with m.If(x.take):
-            m.d.comb += [c_act.eq(1), c_slot.eq(x.take_slot), c_k.eq(0),
-                         c_nb.eq(Array(snb)[x.take_slot]), c_dst.eq(x.take_dst), c_vc.eq(x.take_vc),
-                         c_cls.eq(take_cls)]
-        with m.Else():
-            m.d.comb += [c_act.eq(act), c_slot.eq(eslot), c_k.eq(ek), c_nb.eq(enb), c_dst.eq(edst),
-                         c_vc.eq(evc), c_cls.eq(ecls)]
-
-        free_rd = Signal(name=f"{p}free_rd")
-        m.d.comb += free_rd.eq(~x.rd_valid | x.rd_move)
-        # Data word c_k (1-based) is readable unless the writer is still filling this slot.
-        writing = in_pkt & ~wdrop & (wslot == c_slot)
-        avail = Signal(name=f"{p}avail")
-        m.d.comb += avail.eq((c_k == 0) | ~writing | (wcount >= c_k))
-        issue = Signal(name=f"{p}issue")
-        m.d.comb += issue.eq(c_act & free_rd & avail)
-        is_last = Signal(name=f"{p}is_last")
-        m.d.comb += is_last.eq(c_k == c_nb)
-
-        m.d.comb += [rp.en.eq(free_rd), rp.addr.eq(Cat((c_k - 1)[:3], c_slot))]
-        with m.If(free_rd):
-            m.d.sync += x.rd_valid.eq(issue)
-        with m.If(issue):
-            m.d.sync += [
-                x.rd_dst.eq(c_dst), x.rd_last.eq(is_last), rd_first.eq(c_k == 0), rd_vc.eq(c_vc),
-                act.eq(~is_last), eslot.eq(c_slot), ek.eq(c_k + 1), enb.eq(c_nb), edst.eq(c_dst),
-                evc.eq(c_vc), ecls.eq(c_cls),
-            ]
-            with m.If(c_k == 0):
-                m.d.sync += rd_hdr.eq(Array(h.as_value() for h in shdr)[c_slot])
-        with m.Elif(x.take):
-            m.d.sync += [act.eq(1), eslot.eq(c_slot), ek.eq(0), enb.eq(c_nb), edst.eq(c_dst),
-                         evc.eq(c_vc), ecls.eq(c_cls)]
-
+        m.d.comb += x.free.eq(~x.act)
         m.d.comb += [
-            x.release.eq(issue & is_last), x.rel_slot.eq(c_slot), x.rel_cls.eq(c_cls),
-            x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c_vc), x.q_dec_dst.eq(c_dst),
+            x.release.eq(issue & is_last), x.rel_slot.eq(c.slot), x.rel_cls.eq(c.cls),
+            x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c.vc), x.q_dec_dst.eq(c.dst),
         ]
 
         x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
         m.d.comb += [
-            x.rd_beat.word.eq(Mux(rd_first, rd_hdr.as_value(), rp.data)),
-            x.rd_beat.vc.eq(rd_vc),
-            x.rd_beat.first.eq(rd_first),
+            x.rd_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data)),
+            x.rd_beat.vc.eq(x.rd_vc),
+            x.rd_beat.first.eq(x.rd_first),
             x.rd_beat.last.eq(x.rd_last),
         ]
-        x.act, x.ek, x.enb, x.eslot, x.ecls = act, ek, enb, eslot, ecls
-        x.rd_first, x.rd_vc, x.rd_hdr, x.evc, x.edst = rd_first, rd_vc, rd_hdr, evc, edst
+
+    def _read_engine(self, m, p, x, *, load, start, rd_taken):
+        """Read one packet's beats from the input's slots into a read register (shared by both
+        switches).
+
+        ``load``: the engine takes a new packet this cycle (only while it is idle); ``start``: that
+        packet's (slot, data beats, output, VC, accounting class).  ``rd_taken``: the read register is
+        emptied this cycle.  The header comes from the slot's header register, data word ``k`` (1-based)
+        from the data memory, readable unless the writer is still filling that word.
+
+        Sets on ``x`` the engine state ``act`` (a packet is being read), ``eslot``, ``ek`` (next beat,
+        0 = header), ``enb``, ``edst``, ``evc``, ``ecls`` and the read register ``rd_valid``,
+        ``rd_first``, ``rd_last``, ``rd_dst``, ``rd_vc``, ``rd_hdr`` (the data word is ``x.rp.data``).
+        Returns the issued beat's selection ``c`` (``slot``, ``k``, ``nb``, ``dst``, ``vc``, ``cls``),
+        ``issue`` and ``is_last``.
+        """
+        n = self._n
+        slot_shape = range(x.nslots)
+        cls_shape = range(len(x.classes))
+        beats = range(MAX_DATA_WORDS + 1)
+        x.act = Signal(name=f"{p}act")
+        x.eslot = Signal(slot_shape, name=f"{p}eslot")
+        x.ek = Signal(beats, name=f"{p}ek")
+        x.enb = Signal(beats, name=f"{p}enb")
+        x.edst = Signal(range(n), name=f"{p}edst")
+        x.evc = Signal(2, name=f"{p}evc")
+        x.ecls = Signal(cls_shape, name=f"{p}ecls")
+        engine = (x.eslot, x.ek, x.enb, x.edst, x.evc, x.ecls)
+
+        x.rd_valid = Signal(name=f"{p}rd_valid")
+        x.rd_first = Signal(name=f"{p}rd_first")
+        x.rd_last = Signal(name=f"{p}rd_last")
+        x.rd_dst = Signal(range(n), name=f"{p}rd_dst")
+        x.rd_vc = Signal(2, name=f"{p}rd_vc")
+        x.rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
+
+        # The beat to issue: the new packet's header, or the next beat of the current one.
+        c = SimpleNamespace(
+            slot=Signal(slot_shape, name=f"{p}c_slot"), k=Signal(beats, name=f"{p}c_k"),
+            nb=Signal(beats, name=f"{p}c_nb"), dst=Signal(range(n), name=f"{p}c_dst"),
+            vc=Signal(2, name=f"{p}c_vc"), cls=Signal(cls_shape, name=f"{p}c_cls"))
+        sel = (c.slot, c.k, c.nb, c.dst, c.vc, c.cls)
+        slot, nb, dst, vc, cls = start
+        with m.If(load):
+            m.d.comb += [s.eq(v) for s, v in zip(sel, (slot, 0, nb, dst, vc, cls), strict=True)]
+        with m.Else():
+            m.d.comb += [s.eq(v) for s, v in zip(sel, engine, strict=True)]
+
+        free_rd = Signal(name=f"{p}free_rd")
+        m.d.comb += free_rd.eq(~x.rd_valid | rd_taken)
+        writing = x.in_pkt & ~x.wdrop & (x.wslot == c.slot)
+        avail = Signal(name=f"{p}avail")
+        m.d.comb += avail.eq((c.k == 0) | ~writing | (x.wcount >= c.k))
+        issue = Signal(name=f"{p}issue")
+        m.d.comb += issue.eq((x.act | load) & free_rd & avail)
+        is_last = Signal(name=f"{p}is_last")
+        m.d.comb += is_last.eq(c.k == c.nb)
+
+        m.d.comb += [x.rp.en.eq(free_rd), x.rp.addr.eq(Cat((c.k - 1)[:3], c.slot))]
+        with m.If(free_rd):
+            m.d.sync += x.rd_valid.eq(issue)
+        with m.If(issue):
+            m.d.sync += [
+                x.rd_dst.eq(c.dst), x.rd_last.eq(is_last), x.rd_first.eq(c.k == 0), x.rd_vc.eq(c.vc),
+                x.act.eq(~is_last),
+            ]
+            m.d.sync += [e.eq(v) for e, v in zip(engine, (c.slot, c.k + 1, c.nb, c.dst, c.vc, c.cls),
+                                                     strict=True)]
+            with m.If(c.k == 0):
+                m.d.sync += x.rd_hdr.eq(Array(h.as_value() for h in x.shdr)[c.slot])
+        with m.Elif(load):
+            m.d.sync += x.act.eq(1)
+            m.d.sync += [e.eq(v) for e, v in zip(engine, (c.slot, 0, c.nb, c.dst, c.vc, c.cls), strict=True)]
+        return c, issue, is_last
