@@ -55,6 +55,18 @@ def test_atu_cocotb(testcase, params):
     run_cocotb(_system(), name="atu_system", test_module="tests.atu.tb_atu", testcase=testcase, params=params)
 
 
+@pytest.mark.parametrize("testcase, params", [
+    pytest.param("random_translations", {"jitter": 30, "requests": 300}, marks=pytest.mark.long_build),
+    ("bad_input", {}),
+])
+def test_atu_cocotb_pipelined_htax(testcase, params):
+    """The same system with ``[htax] pipelined = true``: the ATU behind HtaxPipelined's 8-cycle hops."""
+    cfg = load()
+    cfg["htax"]["pipelined"] = True
+    run_cocotb(AtuSystem(cfg), name="atu_system_htaxp", test_module="tests.atu.tb_atu", testcase=testcase,
+               params=params)
+
+
 @pytest.mark.soak      # a second design: one more Verilator build of the whole system (~9 min on 2 cores)
 def test_atu_cocotb_two_way_small_tlb():
     """TLB aliasing stress: a 2-way 16-entry TLB and a 4-slot reorder buffer with reordered memory."""
