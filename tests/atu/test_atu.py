@@ -39,8 +39,11 @@ def test_tlb_organisations_elaborate(ways, entries):
     rtlil.convert(atu)
 
 
-def _system(**kw):
-    return AtuSystem(load(), **kw)
+def _system(*, htax=None, **kw):
+    """The ATU system of the default configuration; ``htax``: entries that replace ``[htax]``'s."""
+    cfg = load()
+    cfg["htax"].update(htax or {})
+    return AtuSystem(cfg, **kw)
 
 
 @pytest.mark.parametrize("testcase, params", [
@@ -61,10 +64,8 @@ def test_atu_cocotb(testcase, params):
 ])
 def test_atu_cocotb_pipelined_htax(testcase, params):
     """The same system with ``[htax] pipelined = true``: the ATU behind HtaxPipelined's 8-cycle hops."""
-    cfg = load()
-    cfg["htax"]["pipelined"] = True
-    run_cocotb(AtuSystem(cfg), name="atu_system_htaxp", test_module="tests.atu.tb_atu", testcase=testcase,
-               params=params)
+    run_cocotb(_system(htax={"pipelined": True}), name="atu_system_htaxp", test_module="tests.atu.tb_atu",
+               testcase=testcase, params=params)
 
 
 @pytest.mark.soak      # a second design: one more Verilator build of the whole system (~9 min on 2 cores)
