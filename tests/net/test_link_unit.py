@@ -83,9 +83,7 @@ def _first_flit(phit_bits, seed):
     return dut.params, words, flit
 
 
-# The 64-bit CRC's Amaranth simulation takes minutes to compile: collected first (tests/conftest.py).
-@pytest.mark.parametrize("phit_bits", [16, pytest.param(32, marks=pytest.mark.long_build),
-                                       pytest.param(64, marks=pytest.mark.long_build)])
+@pytest.mark.parametrize("phit_bits", [16, 32, 64])
 def test_flit_format_and_crc_standard(phit_bits):
     """The first data flit: header fields at the documented bit positions, the packet's words as
     beats (first phit = low bits), and a CRC equal to the published algorithm's (``crc`` package)."""
