@@ -19,7 +19,11 @@
   sink's promise: ``docs/htax.md``).
 * ``pipelined`` (bounded, 14 cycles): on :class:`~rtl.htax.HtaxPipelined` (2 ports, 9-beat output
   buffers), the link rules and the fresh-``ready`` rule of ``links`` on every output, every offered
-  header well formed, for that output and on its beat's VC, and never more headers out than in.  Not
+  header well formed, for that output and on its beat's VC, never more headers out than in, a free
+  slot for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready``
+  is registered there), and each
+  read engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``,
+  the one-hot copies of ``w_dst``, ``wsel`` and ``obk_in`` equal to the binary ones.  Not
   yet k-induction: the invariants of the pipelined matching are not written (``docs/htax.md``).
 """
 
@@ -30,6 +34,7 @@ from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
 from rtl.common.htax_rules import data_beats, link_rules, sink_rules
 from rtl.htax import Htax, HtaxPipelined
+from rtl.htax.pipelined import _IN_AHEAD
 
 
 class HtaxProperties(Elaboratable):
@@ -139,16 +144,8 @@ class HtaxProperties(Elaboratable):
                 with m.If(x.rd_valid & ~x.rd_first):
                     m.d.comb += Assert(x.ek >= 2)
 
-            # slot accounting: cnt[c] counts the slots of class c (the VCs and ERR, the switch's error
-            # responses), ``shared`` the slots held beyond their class's reservation
+            self._accounting(m, x)
             rsp = HtaxVC.RESPONSE.value
-            cls = [Mux(x.serr[k], x.err_cls, x.svc[k]) for k in range(x.nslots)]
-            excess = 0
-            for c, cnt in enumerate(x.cnt):
-                m.d.comb += Assert(cnt == sum((x.occ[k] & (cls[k] == c)).as_unsigned()
-                                              for k in range(x.nslots)))
-                excess = excess + Mux(cnt > x.res[c], cnt - x.res[c], 0)
-            m.d.comb += [Assert(x.shared == excess), Assert(x.shared <= x.nslots - sum(x.res))]
             for k in range(x.nslots):
                 with m.If(x.occ[k] & x.serr[k]):
                     m.d.comb += Assert(x.svc[k] == rsp)
@@ -214,7 +211,18 @@ class HtaxProperties(Elaboratable):
 
 
     @staticmethod
-    def _pipelined_bounded(m, dut):
+    def _accounting(m, x):
+        """Slot accounting of input ``x``: cnt[c] counts the slots of class c (the VCs and ERR, the
+        switch's error responses), ``shared`` the slots held beyond their class's reservation."""
+        cls = [Mux(x.serr[k], x.err_cls, x.svc[k]) for k in range(x.nslots)]
+        excess = 0
+        for c, cnt in enumerate(x.cnt):
+            m.d.comb += Assert(cnt == sum((x.occ[k] & (cls[k] == c)).as_unsigned() for k in range(x.nslots)))
+            excess = excess + Mux(cnt > x.res[c], cnt - x.res[c], 0)
+        m.d.comb += [Assert(x.shared == excess), Assert(x.shared <= x.nslots - sum(x.res))]
+
+    @classmethod
+    def _pipelined_bounded(cls, m, dut):
         """Bounded properties of ``HtaxPipelined`` (besides the link rules and the fresh-``ready`` rule
         above): every header an output offers is well formed, addressed to that output and on its
         beat's VC, and no more headers leave than were taken in (stored or answered by an error
@@ -233,6 +241,24 @@ class HtaxProperties(Elaboratable):
             outs = outs + (transfer(rx) & rx.payload.first).as_unsigned()
         m.d.sync += [taken.eq(taken + allocs), left.eq(left + outs)]
         m.d.comb += Assert(left <= taken)
+        # the engine's look-ahead flag is its beats still to read, below _IN_AHEAD; the one-hot copies
+        # of the write register's output, of wsel and of obk_in name the same port as the binary ones
+        st = dut._state
+        for x in st["inputs"]:
+            # the registered ready never takes in a header without a free slot, nor beyond the
+            # reservations and the shared slots
+            with m.If(x.alloc):
+                m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))
+            cls._accounting(m, x)
+            with m.If(x.act):
+                m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
+            with m.If(x.w_valid):
+                m.d.comb += Assert(x.w_dst_oh == (1 << x.w_dst))
+        for o in range(n):
+            with m.If(st["wact"][o]):
+                m.d.comb += Assert(st["wsel_oh"][o] == (1 << st["wsel"][o]))
+            with m.If(st["obk"][o]):
+                m.d.comb += Assert(st["obk_in_oh"][o] == (1 << st["obk_in"][o]))
 
     @staticmethod
     def _link_invariants(m, st, checkers):

@@ -39,7 +39,7 @@ from amaranth.lib.data import Struct
 from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
 from rtl.common.htax_rules import data_beats
 
-from .rr import one_hot_index, past, round_robin
+from .rr import one_hot_index, one_hot_select, past_one_hot, round_robin
 from .switch import Htax, _check_int
 
 __all__ = ["HtaxPipelined"]
@@ -104,6 +104,9 @@ class HtaxPipelined(Htax):
         obk_in = [Signal(range(n), name=f"o{o}_booked_in") for o in range(n)]
         wact = [Signal(name=f"o{o}_wact") for o in range(n)]           # wsel is taking a packet
         wsel = [Signal(range(n), name=f"o{o}_wsel") for o in range(n)]
+        # one-hot copies of wsel and obk_in for the control paths (the data multiplexers use wsel)
+        wsel_oh = [Signal(n, name=f"o{o}_wsel_oh") for o in range(n)]
+        obk_in_oh = [Signal(n, name=f"o{o}_booked_in_oh") for o in range(n)]
         space = [[Signal(range(depth + 1), init=depth, name=f"o{o}_vc{v}_space") for v in vcs]
                  for o in range(n)]
         o_open = [Signal(name=f"o{o}_open") for o in range(n)]        # may be granted (_output)
@@ -116,10 +119,10 @@ class HtaxPipelined(Htax):
         sel = []
         for i in range(n):
             s = Signal(n, name=f"i{i}_wsel_by")
-            m.d.comb += s.eq(Cat(wact[o] & (wsel[o] == i) for o in range(n)))
+            m.d.comb += s.eq(Cat(wact[o] & wsel_oh[o][i] for o in range(n)))
             sel.append(s)
 
-        inputs = [self._slots(m, i) for i in range(n)]
+        inputs = [self._slots(m, i, registered_ready=True) for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])
 
@@ -131,18 +134,19 @@ class HtaxPipelined(Htax):
         g_vc = [Signal(2, name=f"o{o}_grant_vc_q") for o in range(n)]
         for o in range(n):
             req, vc_of = [], []
+            # (The VC choice ignores can_book and o_open, and o_open gates the grant at its register:
+            # the same grants, with those terms beside the arbiters instead of in front of them.)
             for i, x in enumerate(inputs):
                 rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
-                m.d.comb += rv.eq(Cat(x.has[v][o] for v in vcs) & space_ok[o]
-                                  & Mux(x.can_book & o_open[o], 0b1111, 0))
+                m.d.comb += rv.eq(Cat(x.has[v][o] for v in vcs) & space_ok[o])
                 gv = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
                 vc_of.append(one_hot_index(m, gv, name=f"o{o}_i{i}_vc"))
-                req.append(rv.any())
+                req.append(rv.any() & x.can_book)
             req_sig = Signal(n, name=f"o{o}_req")
             m.d.comb += req_sig.eq(Cat(req))
             grant = round_robin(m, req_sig, gptr[o], name=f"o{o}_grant")
-            m.d.sync += [g[o].eq(grant),
-                         g_vc[o].eq(Array(vc_of)[one_hot_index(m, grant, name=f"o{o}_grant_idx")])]
+            m.d.sync += [g[o].eq(Mux(o_open[o], grant, 0)),
+                         g_vc[o].eq(one_hot_select(m, grant, vc_of, name=f"o{o}_grant_vc"))]
 
         # ---- matching, step 2: accept (registered bookings) --------------------------------------
         # A grant is still valid when the output has no booking and the input can book (both may have
@@ -152,28 +156,33 @@ class HtaxPipelined(Htax):
         acc = []
         for i, x in enumerate(inputs):
             gi = Signal(n, name=f"i{i}_granted")
-            m.d.comb += gi.eq(Cat(g[o][i] & ~obk[o] for o in range(n)) & Mux(x.can_book, (1 << n) - 1, 0))
-            a = round_robin(m, gi, aptr[i], name=f"i{i}_accept")
+            m.d.comb += gi.eq(Cat(g[o][i] & ~obk[o] for o in range(n)))
+            a = Signal(n, name=f"i{i}_accepted")          # can_book gates behind the arbiter
+            m.d.comb += a.eq(Mux(x.can_book, round_robin(m, gi, aptr[i], name=f"i{i}_accept"), 0))
             ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
             av = Signal(2, name=f"i{i}_book_vc")
-            m.d.comb += [av.eq(Array(g_vc)[ao]), x.book.eq(a.any()), x.book_dst.eq(ao), x.book_vc.eq(av)]
+            m.d.comb += [av.eq(one_hot_select(m, a, g_vc, name=f"i{i}_accept_vc")), x.book.eq(a.any()),
+                         x.book_dst.eq(ao), x.book_vc.eq(av)]
             with m.If(a.any()):
-                m.d.sync += aptr[i].eq(past(ao, n))
+                m.d.sync += aptr[i].eq(past_one_hot(m, a, name=f"i{i}_accept_past"))
             acc.append(a)
         for o in range(n):
             m.d.comb += book_o[o].eq(Cat(acc[i][o] for i in range(n)))
             bi = one_hot_index(m, book_o[o], name=f"o{o}_book_idx")
             with m.If(book_o[o].any()):
-                m.d.sync += [gptr[o].eq(past(bi, n)), vc_ptr[o].eq(g_vc[o] + 1),
-                             obk[o].eq(1), obk_in[o].eq(bi)]
+                m.d.sync += [gptr[o].eq(past_one_hot(m, book_o[o], name=f"o{o}_book_past")),
+                             vc_ptr[o].eq(g_vc[o] + 1),
+                             obk[o].eq(1), obk_in[o].eq(bi), obk_in_oh[o].eq(book_o[o])]
 
         # ---- outputs ---------------------------------------------------------------------------
         for o in range(n):
             self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], o_open[o],
+                         wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
                          book=book_o[o].any(), book_vc=g_vc[o])
 
-        self._drop_counters(m, inputs)
-        self._state = dict(inputs=inputs, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space)
+        self._drop_counters(m, inputs, registered=True)
+        self._state = dict(inputs=inputs, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
+                           wsel_oh=wsel_oh, obk_in_oh=obk_in_oh)
         return m
 
     # -------------------------------------------------------------------------------------------
@@ -210,18 +219,26 @@ class HtaxPipelined(Htax):
         # an output takes) behind its read register.
         x.w_valid = Signal(name=f"{p}w_valid")
         x.w_dst = Signal(range(n), name=f"{p}w_dst")
+        x.w_dst_oh = Signal(n, name=f"{p}w_dst_oh")              # one-hot copy of w_dst
         x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
         x.w_take = Signal(name=f"{p}w_take")
         w_free = Signal(name=f"{p}w_free")
         load = Signal(name=f"{p}load")
+        # near: fewer than _IN_AHEAD beats of the current packet are still to read (enb - ek), kept in a
+        # register next to the engine's so the grant step does not start with a subtraction.
+        x.near = Signal(name=f"{p}near")
         c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free,
                                               start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
         m.d.comb += [
-            x.w_take.eq(x.w_valid & sel.bit_select(x.w_dst, 1)),
+            x.w_take.eq(x.w_valid & (sel & x.w_dst_oh).any()),
             w_free.eq(~x.w_valid | x.w_take),
             load.eq(nx & ~x.act),
-            x.can_book.eq(~bk & ~nx & (~x.act | (x.enb - x.ek < _IN_AHEAD))),
+            x.can_book.eq(~bk & ~nx & (~x.act | x.near)),
         ]
+        with m.If(issue):
+            m.d.sync += x.near.eq(c.nb - c.k < _IN_AHEAD + 1)
+        with m.Elif(load):
+            m.d.sync += x.near.eq(c.nb < _IN_AHEAD)
         cur = Signal(nslots, name=f"{p}cur")          # one-hot: the slot being read (while act)
         with m.If(load):
             m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
@@ -236,16 +253,20 @@ class HtaxPipelined(Htax):
         hit = Signal(nslots, name=f"{p}head_hit")
         m.d.comb += hit.eq(Cat(x.occ[k] & ~busy[k] & ~(waiting & x.older[k]).any()
                                & (x.svc[k] == bk_vc) & (x.sdst[k] == bk_dst) for k in range(nslots)))
+        # The head's fields come through AND-OR trees on the one-hot hit (not a multiplexer on its index).
         head = one_hot_index(m, hit, name=f"{p}head_slot")
+        head_nb = one_hot_select(m, hit, x.snb, name=f"{p}head_nb")
+        head_err = Signal(name=f"{p}head_err")
+        m.d.comb += head_err.eq((hit & Cat(x.serr)).any())
         with m.If(bk & ~nx):
             m.d.sync += [
-                bk.eq(0), nx.eq(1), nx_slot.eq(head), nx_nb.eq(Array(x.snb)[head]), nx_dst.eq(bk_dst),
-                nx_vc.eq(bk_vc), nx_cls.eq(Mux(Array(x.serr)[head], x.err_cls, bk_vc)),
+                bk.eq(0), nx.eq(1), nx_slot.eq(head), nx_nb.eq(head_nb), nx_dst.eq(bk_dst),
+                nx_vc.eq(bk_vc), nx_cls.eq(Mux(head_err, x.err_cls, bk_vc)),
             ]
 
         with m.If(x.rd_valid & w_free):
             m.d.sync += [
-                x.w_valid.eq(1), x.w_dst.eq(x.rd_dst),
+                x.w_valid.eq(1), x.w_dst.eq(x.rd_dst), x.w_dst_oh.eq(Const(1, n) << x.rd_dst),
                 x.w_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data)),
                 x.w_beat.vc.eq(x.rd_vc), x.w_beat.first.eq(x.rd_first), x.w_beat.last.eq(x.rd_last),
             ]
@@ -257,7 +278,8 @@ class HtaxPipelined(Htax):
         x.cur = cur
 
     # -------------------------------------------------------------------------------------------
-    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, o_open, *, book, book_vc):
+    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, o_open, *, wsel_oh, obk_in_oh, book,
+                book_vc):
         """Write side (``wsel``), VC buffers and link engine of output ``o``."""
         depth = self._depth
         vcs = range(NUM_VCS)
@@ -266,7 +288,7 @@ class HtaxPipelined(Htax):
 
         # Write side: take the beats of input wsel (registered into ow, then written to the buffer).
         w_ok = Signal(name=f"{p}w_ok")
-        m.d.comb += w_ok.eq(wact & Array(x.w_valid & (x.w_dst == o) for x in inputs)[wsel])
+        m.d.comb += w_ok.eq(wact & (wsel_oh & Cat(x.w_valid & x.w_dst_oh[o] for x in inputs)).any())
         w_beat = Signal(HtaxBeat, name=f"{p}w_in")
         m.d.comb += w_beat.eq(Array(x.w_beat.as_value() for x in inputs)[wsel])
         # Data beats of the writer's packet still to come, once its header has been taken (whdr).
@@ -277,7 +299,7 @@ class HtaxPipelined(Htax):
         with m.If(~wact | (w_ok & w_beat.last)):
             m.d.sync += whdr.eq(0)
             with m.If(obk):
-                m.d.sync += [wact.eq(1), wsel.eq(obk_in), obk.eq(0)]
+                m.d.sync += [wact.eq(1), wsel.eq(obk_in), wsel_oh.eq(obk_in_oh), obk.eq(0)]
             with m.Else():
                 m.d.sync += wact.eq(0)
         m.d.comb += o_open.eq(~obk & (~wact | (whdr & (wrem <= _OUT_AHEAD))))
@@ -329,12 +351,13 @@ class HtaxPipelined(Htax):
             with m.If(pop[v]):
                 m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
             m.d.sync += cnt[v].eq(cnt[v] + push[v] - pop[v])
-            # Space: a booking reserves _RESERVE beats, the booked input returns what the packet does not
-            # use two cycles later (its head lookup is registered by then), every beat that leaves the
-            # queue frees one.
+            # Space: a booking reserves _RESERVE beats one cycle later (bk1: a register cut behind the
+            # accept step; the output is not granted before, its booking flag obk is set), the booked
+            # input returns what the packet does not use two cycles after the booking (its head lookup
+            # is registered by then), every beat that leaves the queue frees one.
             ret = Signal(range(_RESERVE + 1), name=f"{p}vc{v}_return")
             m.d.comb += ret.eq(Mux(bk2 & (bk2_vc == v), _RESERVE - 1 - booked_nb, 0))
-            m.d.sync += space[v].eq(space[v] - Mux(book & (book_vc == v), _RESERVE, 0) + leave[v] + ret)
+            m.d.sync += space[v].eq(space[v] - Mux(bk1 & (bk1_vc == v), _RESERVE, 0) + leave[v] + ret)
 
         # Link engine: whole packets from the buffers, round-robin over the VCs that may start.
         o_valid = Signal(name=f"{p}valid")
@@ -349,10 +372,12 @@ class HtaxPipelined(Htax):
         m.d.comb += o_free.eq(~o_valid | moved)
         nonempty = Signal(NUM_VCS, name=f"{p}nonempty")
         m.d.comb += nonempty.eq(Cat(buffered[v] | in_ow[v] for v in vcs))
-        # Fresh-ready rule: no packet on the VC whose last beat moves now, unless the sink promised.
+        # Fresh-ready rule: no packet on the VC whose last beat moves now, unless the sink promised.  A
+        # beat is taken only when o_free, so "o_valid" stands for "moved" here; last_vc (one-hot, set
+        # with o_beat) is the VC of the beat in o_beat when it is a packet's last.
+        last_vc = Signal(NUM_VCS, name=f"{p}last_vc")
         stale = Signal(NUM_VCS, name=f"{p}stale")
-        m.d.comb += stale.eq(Mux(moved & o_beat.last & ~port.ready2.bit_select(o_beat.vc.as_value(), 1),
-                                 Const(1, NUM_VCS) << o_beat.vc.as_value(), 0))
+        m.d.comb += stale.eq(Mux(o_valid, last_vc & ~port.ready2, 0))
         start_ok = Signal(NUM_VCS, name=f"{p}start_ok")
         m.d.comb += start_ok.eq(nonempty & port.ready & ~stale)
         pick = round_robin(m, start_ok, vptr, name=f"{p}link_vc")
@@ -371,6 +396,7 @@ class HtaxPipelined(Htax):
             m.d.sync += o_valid.eq(src_ok)
         with m.If(take):
             m.d.sync += [o_beat.word.eq(nxt.word), o_beat.vc.eq(src_vc), o_beat.first.eq(nxt.first),
-                         o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last), cur_vc.eq(src_vc)]
+                         o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last), cur_vc.eq(src_vc),
+                         last_vc.eq(Mux(nxt.last, Const(1, NUM_VCS) << src_vc, 0))]
             with m.If(~in_pkt):
                 m.d.sync += vptr.eq(pick_vc + 1)

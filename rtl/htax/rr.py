@@ -9,7 +9,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["round_robin", "one_hot_index", "past", "RoundRobin"]
+__all__ = ["round_robin", "one_hot_index", "one_hot_select", "past", "past_one_hot", "RoundRobin"]
 
 
 def round_robin(m, requests, pointer, *, name="rr"):
@@ -43,6 +43,13 @@ def past(index, n):
     return Mux(index == n - 1, 0, index + 1)
 
 
+def past_one_hot(m, one_hot, *, name="past"):
+    """:func:`past` of the index of the set bit of ``one_hot``, as one AND-OR tree of constants."""
+    n = len(one_hot)
+    width = len(Const(max(n - 1, 1)))
+    return one_hot_select(m, one_hot, [Const((i + 1) % n, width) for i in range(n)], name=name)
+
+
 def one_hot_index(m, one_hot, *, name="idx"):
     """The index of the set bit of ``one_hot`` (zero when no bit is set)."""
     n = len(one_hot)
@@ -52,6 +59,20 @@ def one_hot_index(m, one_hot, *, name="idx"):
         value = value | Mux(one_hot[i], i, 0)
     m.d.comb += index.eq(value)
     return index
+
+
+def one_hot_select(m, one_hot, values, *, name="sel"):
+    """``values[i]`` for the set bit ``i`` of ``one_hot`` (zero when no bit is set): an AND-OR tree,
+    shallower than :func:`one_hot_index` followed by a multiplexer on the index."""
+    if len(values) != len(one_hot):
+        raise ValueError(f"{len(values)} values for a {len(one_hot)}-bit one-hot select")
+    width = max(len(v) for v in values)
+    result = Signal(width, name=name)
+    value = Const(0, width)
+    for i, v in enumerate(values):
+        value = value | Mux(one_hot[i], v, 0)
+    m.d.comb += result.eq(value)
+    return result
 
 
 class RoundRobin(wiring.Component):

@@ -265,14 +265,22 @@ class Htax(wiring.Component):
                            out_move=out_move)
         return m
 
-    def _drop_counters(self, m, inputs):
-        """``dropped_no_target`` and ``dropped_malformed``: saturating counts of the inputs' drops."""
+    def _drop_counters(self, m, inputs, *, registered=False):
+        """``dropped_no_target`` and ``dropped_malformed``: saturating counts of the inputs' drops.
+
+        ``registered``: the drops of a cycle are summed into a register first (the counters show them
+        one cycle later; a register cut between the inputs' header decode and the counters' adders).
+        """
         n = self._n
         for counter, events in ((self.dropped_no_target, [x.ev_no_target for x in inputs]),
                                 (self.dropped_malformed, [x.ev_malformed for x in inputs])):
             count = Signal.like(counter, name=f"{counter.name}_q")
             inc = Signal(range(n + 1), name=f"{counter.name}_inc")
-            m.d.comb += inc.eq(sum(e.as_unsigned() for e in events))
+            drops = sum(e.as_unsigned() for e in events)
+            if registered:
+                m.d.sync += inc.eq(drops)
+            else:
+                m.d.comb += inc.eq(drops)
             total = Signal(len(count) + 5, name=f"{counter.name}_sum")
             limit = (1 << len(count)) - 1
             m.d.comb += total.eq(count + inc)
@@ -286,11 +294,16 @@ class Htax(wiring.Component):
         self._engine(m, i, x)
         return x
 
-    def _slots(self, m, i):
+    def _slots(self, m, i, *, registered_ready=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
         ``x.q_dec``/``x.q_dec_vc``/``x.q_dec_dst``.
+
+        ``registered_ready``: the link's ``ready`` comes from a register, computed in the cycle before
+        from the counters as they will be after that cycle's release and if a header that moves then
+        takes a slot of its VC's class (or of ERR, on the non-posted VC) and a shared slot (a register
+        cut between the slot accounting and the link).
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -377,7 +390,8 @@ class Htax(wiring.Component):
                 free_v = room[v] & room[err_cls]
             else:
                 free_v = room[v]
-            m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
+            if not registered_ready:
+                m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
         m.d.comb += link.ready.eq(ready)       # ready2 stays 0: the inputs make no promise
 
         moved = Signal(name=f"{p}moved")
@@ -502,6 +516,33 @@ class Htax(wiring.Component):
             shared_up = Signal(name=f"{p}shared_up")
             m.d.comb += shared_up.eq(alloc & (after >= Array(res)[alloc_cls]))
             count(shared, shared_up, shared_down)
+
+        if registered_ready:
+            # ready as the counters will be in the next cycle: this cycle's release counted exactly, the
+            # header that moves now (if any) as taking a slot of class beat.vc (a good packet) or of ERR
+            # (an error response: non-posted VC only) and a shared slot.  So ``ready`` never promises a
+            # slot that is not there.
+            bvc = beat.vc.as_value()
+            takes = [hmove & (bvc == c) for c in range(NUM_VCS)] + [hmove & (bvc == np_)]
+            if sh:
+                # shared + hmove - shared_down < sh
+                shared_next_ok = Mux(hmove, Mux(shared_down, shared_ok, shared + 1 < sh), shared_ok | shared_down)
+            else:
+                shared_next_ok = Const(0)
+            room_next = []
+            for c in classes:
+                rel_c = release & (rel_cls == c)
+                r = Signal(name=f"{p}room{c}_next")
+                # cnt[c] + takes[c] - rel_c < res[c]
+                m.d.comb += r.eq(Mux(takes[c] & ~rel_c, cnt[c] + 1 < res[c],
+                                     Mux(rel_c & ~takes[c], cnt[c] <= res[c], cnt[c] < res[c]))
+                                 | shared_next_ok)
+                room_next.append(r)
+            in_pkt_next = Mux(moved, ~beat.last, in_pkt)
+            wvc_next = Mux(hmove, bvc, wvc)
+            for v in range(NUM_VCS):
+                free_next = room_next[v] & room_next[err_cls] if v == np_ else room_next[v]
+                m.d.sync += ready[v].eq(Mux(in_pkt_next, wvc_next == v, free_next))
 
         x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
             occ, snb, sdst, svc, serr, shdr, older, qcnt, elig)
