@@ -381,17 +381,18 @@ class Htax(wiring.Component):
 
         ready = Signal(NUM_VCS, name=f"{p}ready")
         np_ = HtaxVC.NONPOSTED.value
-        for v in range(NUM_VCS):
-            if v == np_:
-                # A non-posted header also needs room for its possible error response (class ERR: its
-                # reserved slot is free unless error responses of this input wait).  The unit's own
-                # responses never use that slot, so the non-posted VC does not depend on the unit's
-                # response traffic (which would starve its own requests).
-                free_v = room[v] & room[err_cls]
-            else:
-                free_v = room[v]
-            if not registered_ready:
-                m.d.comb += ready[v].eq(Mux(in_pkt, wvc == v, free_v))
+
+        def ready_of(in_pkt, wvc, room):
+            """The assignments of ``ready``, per VC: inside a packet only its VC; between packets the
+            VCs whose class has room.  A non-posted header also needs room for its possible error
+            response (class ERR: its reserved slot is free unless error responses of this input wait).
+            The unit's own responses never use that slot, so the non-posted VC does not depend on the
+            unit's response traffic (which would starve its own requests)."""
+            return [ready[v].eq(Mux(in_pkt, wvc == v, room[v] & room[err_cls] if v == np_ else room[v]))
+                    for v in range(NUM_VCS)]
+
+        if not registered_ready:
+            m.d.comb += ready_of(in_pkt, wvc, room)
         m.d.comb += link.ready.eq(ready)       # ready2 stays 0: the inputs make no promise
 
         moved = Signal(name=f"{p}moved")
@@ -538,11 +539,7 @@ class Htax(wiring.Component):
                                      Mux(rel_c & ~takes[c], cnt[c] <= res[c], cnt[c] < res[c]))
                                  | shared_next_ok)
                 room_next.append(r)
-            in_pkt_next = Mux(moved, ~beat.last, in_pkt)
-            wvc_next = Mux(hmove, bvc, wvc)
-            for v in range(NUM_VCS):
-                free_next = room_next[v] & room_next[err_cls] if v == np_ else room_next[v]
-                m.d.sync += ready[v].eq(Mux(in_pkt_next, wvc_next == v, free_next))
+            m.d.sync += ready_of(Mux(moved, ~beat.last, in_pkt), Mux(hmove, bvc, wvc), room_next)
 
         x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
             occ, snb, sdst, svc, serr, shdr, older, qcnt, elig)
