@@ -20,10 +20,10 @@
 * ``pipelined`` (bounded, 14 cycles): on :class:`~rtl.htax.HtaxPipelined` (2 ports, 9-beat output
   buffers), the link rules and the fresh-``ready`` rule of ``links`` on every output, every offered
   header well formed, for that output and on its beat's VC, never more headers out than in, a free
-  slot for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready``
-  is registered there), and each
-  read engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``,
-  the one-hot copies of ``w_dst``, ``wsel`` and ``obk_in`` equal to the binary ones.  Not
+  slot for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
+  registered there), each read engine's look-ahead flag (``near``) equal to its beats still to read
+  being below ``_IN_AHEAD``, a one-hot write-register output ``w_dst``, and the one-hot copies of
+  ``wsel`` and ``obk_in`` equal to the binary ones.  Not
   yet k-induction: the invariants of the pipelined matching are not written (``docs/htax.md``).
 """
 
@@ -225,8 +225,9 @@ class HtaxProperties(Elaboratable):
     def _pipelined_bounded(cls, m, dut):
         """Bounded properties of ``HtaxPipelined`` (besides the link rules and the fresh-``ready`` rule
         above): every header an output offers is well formed, addressed to that output and on its
-        beat's VC, and no more headers leave than were taken in (stored or answered by an error
-        response)."""
+        beat's VC, no more headers leave than were taken in (stored or answered by an error
+        response), and the state the module docstring lists (slots, accounting, ``near``, one-hot
+        registers) is consistent."""
         n = dut.ports
         taken = Signal(8, name="f_taken")
         left = Signal(8, name="f_left")
@@ -241,8 +242,6 @@ class HtaxProperties(Elaboratable):
             outs = outs + (transfer(rx) & rx.payload.first).as_unsigned()
         m.d.sync += [taken.eq(taken + allocs), left.eq(left + outs)]
         m.d.comb += Assert(left <= taken)
-        # the engine's look-ahead flag is its beats still to read, below _IN_AHEAD; the one-hot copies
-        # of the write register's output, of wsel and of obk_in name the same port as the binary ones
         st = dut._state
         for x in st["inputs"]:
             # the registered ready never takes in a header without a free slot, nor beyond the
@@ -250,10 +249,13 @@ class HtaxProperties(Elaboratable):
             with m.If(x.alloc):
                 m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))
             cls._accounting(m, x)
+            # the engine's look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
                 m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
+            # the write register names one output
             with m.If(x.w_valid):
-                m.d.comb += Assert(x.w_dst_oh == (1 << x.w_dst))
+                m.d.comb += Assert((x.w_dst != 0) & ((x.w_dst & (x.w_dst - 1)) == 0))
+        # the one-hot copies of wsel and obk_in name the same input as the binary ones
         for o in range(n):
             with m.If(st["wact"][o]):
                 m.d.comb += Assert(st["wsel_oh"][o] == (1 << st["wsel"][o]))

@@ -218,8 +218,7 @@ class HtaxPipelined(Htax):
         # Read engine (shared with Htax) loading the looked-up packet, with the write register (the beat
         # an output takes) behind its read register.
         x.w_valid = Signal(name=f"{p}w_valid")
-        x.w_dst = Signal(range(n), name=f"{p}w_dst")
-        x.w_dst_oh = Signal(n, name=f"{p}w_dst_oh")              # one-hot copy of w_dst
+        x.w_dst = Signal(n, name=f"{p}w_dst")                    # the beat's output, one-hot
         x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
         x.w_take = Signal(name=f"{p}w_take")
         w_free = Signal(name=f"{p}w_free")
@@ -230,7 +229,7 @@ class HtaxPipelined(Htax):
         c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free,
                                               start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
         m.d.comb += [
-            x.w_take.eq(x.w_valid & (sel & x.w_dst_oh).any()),
+            x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
             w_free.eq(~x.w_valid | x.w_take),
             load.eq(nx & ~x.act),
             x.can_book.eq(~bk & ~nx & (~x.act | x.near)),
@@ -266,7 +265,7 @@ class HtaxPipelined(Htax):
 
         with m.If(x.rd_valid & w_free):
             m.d.sync += [
-                x.w_valid.eq(1), x.w_dst.eq(x.rd_dst), x.w_dst_oh.eq(Const(1, n) << x.rd_dst),
+                x.w_valid.eq(1), x.w_dst.eq(Const(1, n) << x.rd_dst),
                 x.w_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data)),
                 x.w_beat.vc.eq(x.rd_vc), x.w_beat.first.eq(x.rd_first), x.w_beat.last.eq(x.rd_last),
             ]
@@ -288,7 +287,7 @@ class HtaxPipelined(Htax):
 
         # Write side: take the beats of input wsel (registered into ow, then written to the buffer).
         w_ok = Signal(name=f"{p}w_ok")
-        m.d.comb += w_ok.eq(wact & (wsel_oh & Cat(x.w_valid & x.w_dst_oh[o] for x in inputs)).any())
+        m.d.comb += w_ok.eq(wact & (wsel_oh & Cat(x.w_valid & x.w_dst[o] for x in inputs)).any())
         w_beat = Signal(HtaxBeat, name=f"{p}w_in")
         m.d.comb += w_beat.eq(Array(x.w_beat.as_value() for x in inputs)[wsel])
         # Data beats of the writer's packet still to come, once its header has been taken (whdr).
