@@ -22,9 +22,13 @@
   header well formed, for that output and on its beat's VC, never more headers out than in, a free
   slot for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
   registered there), each read engine's look-ahead flag (``near``) equal to its beats still to read
-  being below ``_IN_AHEAD``, a one-hot write-register output ``w_dst``, and the one-hot copies of
-  ``wsel`` and ``obk_in`` equal to the binary ones.  Not
-  yet k-induction: the invariants of the pipelined matching are not written (``docs/htax.md``).
+  being below ``_IN_AHEAD``, a one-hot write-register output ``w_dst``, the one-hot copies of
+  ``wsel`` and ``obk_in`` equal to the binary ones, the registered request flags ``has`` equal to
+  "queue not empty", the head lookup from the registered queue heads equal to a search of the
+  current slots (and never empty), the engine's header register ``e_hdr`` equal to its slot's
+  header, and every output buffer's free space plus its beats plus a beat on its way in at most its
+  depth (no overflow).  Not yet k-induction: the invariants of the pipelined matching are not
+  written (``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
@@ -249,14 +253,31 @@ class HtaxProperties(Elaboratable):
             with m.If(x.alloc):
                 m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))
             cls._accounting(m, x)
+            # the registered request flags equal "queue not empty"
+            for v in range(len(x.has)):
+                for o in range(n):
+                    m.d.comb += Assert(x.has[v][o] == (x.qcnt[v][o] != 0))
+            # the head lookup from the registered heads finds the booked queue's oldest packet that is
+            # not being read, as a search of this cycle's slots would
+            waiting = Cat(x.occ) & ~x.busy
+            now = Cat(waiting[k] & ~(waiting & x.older[k]).any() & (x.svc[k] == x.bk_vc)
+                      & (x.sdst[k] == x.bk_dst) for k in range(x.nslots))
+            with m.If(x.bk & ~x.nx):
+                m.d.comb += [Assert(x.hit == now), Assert(x.hit != 0)]
+            # the engine's header register holds the current packet's header
+            with m.If(x.act):
+                m.d.comb += Assert(x.e_hdr.as_value() == Array(h.as_value() for h in x.shdr)[x.eslot])
             # the engine's look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
                 m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
             # the write register names one output
             with m.If(x.w_valid):
                 m.d.comb += Assert((x.w_dst != 0) & ((x.w_dst & (x.w_dst - 1)) == 0))
-        # the one-hot copies of wsel and obk_in name the same input as the binary ones
+        # the one-hot copies of wsel and obk_in name the same input as the binary ones; an output
+        # buffer's free space never counts a beat that is in the buffer or on its way into it
         for o in range(n):
+            for v, (cnt, in_ow) in enumerate(zip(*st["buffers"][o], strict=True)):
+                m.d.comb += Assert(st["space"][o][v] + cnt + in_ow <= dut.out_depth)
             with m.If(st["wact"][o]):
                 m.d.comb += Assert(st["wsel_oh"][o] == (1 << st["wsel"][o]))
             with m.If(st["obk"][o]):

@@ -20,9 +20,10 @@ Matching.  One iSLIP iteration in two registered steps: *grant* (each output tha
 picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
 booking waiting, a packet of the VC for the output not yet booked, and the output's buffer for the VC
 has ``MAX_DATA_WORDS + 1`` beats unreserved) and *accept* (each input picks one of the registered
-grants that are still valid round-robin).  An accepted grant is a *booking*: the output reserves
-``MAX_DATA_WORDS + 1`` beats of the VC's buffer (the unused part returns when the header is written),
-the input's queue counter drops by one, and the pointers move past the accepted input, output and VC.
+grants that are still valid round-robin).  An accepted grant is a *booking*: the input's queue counter
+drops by one, the pointers move past the accepted input, output and VC, and the output takes the
+packet's beats of the VC's buffer.  The outputs learn the accept one cycle after the inputs (from a
+register at each input), so an output whose grant is out grants nothing in that cycle.
 
 Transfer.  A booked input looks up the head of the booked queue (the oldest packet not being sent), and
 its read engine sends it beat by beat (cut-through: a word is read once the writer has stored it)
@@ -44,7 +45,8 @@ from .switch import Htax, _check_int
 
 __all__ = ["HtaxPipelined"]
 
-# Beats reserved in an output buffer per booking: the largest packet (header + 8 data words).
+# Free beats an output buffer needs for a grant: the largest packet (header + 8 data words); the size
+# of the granted packet is known only after the accept (the input's head lookup).
 _RESERVE = MAX_DATA_WORDS + 1
 # Look-ahead of the matching.  An output that takes a packet may be granted again when at most
 # _OUT_AHEAD of the packet's data beats are still to come: the booked header reaches the output 5 cycles
@@ -71,7 +73,7 @@ class HtaxPipelined(Htax):
     ports, slots_per_vc, shared_slots, counter_bits
         As :class:`rtl.htax.switch.Htax`.
     out_depth : int
-        Beats per (output, VC) buffer, ``MAX_DATA_WORDS + 1`` (9) .. 64.  A booking reserves 9 beats,
+        Beats per (output, VC) buffer, ``MAX_DATA_WORDS + 1`` (9) .. 64.  A grant needs 9 free beats,
         so 16 lets an output book its next packet of a VC while 7 beats of the current one wait.
 
     Members
@@ -122,7 +124,7 @@ class HtaxPipelined(Htax):
             m.d.comb += s.eq(Cat(wact[o] & wsel_oh[o][i] for o in range(n)))
             sel.append(s)
 
-        inputs = [self._slots(m, i, registered_ready=True) for i in range(n)]
+        inputs = [self._slots(m, i, registered_ready=True, registered_has=True) for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])
 
@@ -131,7 +133,8 @@ class HtaxPipelined(Htax):
         gptr = [Signal(range(n), name=f"o{o}_gptr") for o in range(n)]
         aptr = [Signal(range(n), name=f"i{i}_aptr") for i in range(n)]
         g = [Signal(n, name=f"o{o}_grant_q") for o in range(n)]        # registered grants, one-hot
-        g_vc = [Signal(2, name=f"o{o}_grant_vc_q") for o in range(n)]
+        g_vc = [Signal(2, name=f"o{o}_grant_vc") for o in range(n)]
+        g_vc_d = [Signal(2, name=f"o{o}_grant_vc_d") for o in range(n)]   # g_vc one cycle later
         for o in range(n):
             req, vc_of = [], []
             # (The VC choice ignores can_book and o_open, and o_open gates the grant at its register:
@@ -145,13 +148,22 @@ class HtaxPipelined(Htax):
             req_sig = Signal(n, name=f"o{o}_req")
             m.d.comb += req_sig.eq(Cat(req))
             grant = round_robin(m, req_sig, gptr[o], name=f"o{o}_grant")
-            m.d.sync += [g[o].eq(Mux(o_open[o], grant, 0)),
-                         g_vc[o].eq(one_hot_select(m, grant, vc_of, name=f"o{o}_grant_vc"))]
+            # An output whose grant is being accepted or refused now grants nothing in this cycle: it
+            # learns the accept one cycle later (a_q, below), and until then a second input could take
+            # its next grant.
+            # The granted VC: selected from the registered VC choices in the accept step, beside the
+            # accept arbiters (instead of behind the grant arbiter).
+            vc_q = [Signal(2, name=f"o{o}_i{i}_vc_q") for i in range(n)]
+            m.d.sync += [g[o].eq(Mux(o_open[o] & ~g[o].any(), grant, 0)),
+                         Cat(vc_q).eq(Cat(vc_of)), g_vc_d[o].eq(g_vc[o])]
+            m.d.comb += g_vc[o].eq(one_hot_select(m, g[o], vc_q, name=f"o{o}_grant_vc"))
 
         # ---- matching, step 2: accept (registered bookings) --------------------------------------
         # A grant is still valid when the output has no booking and the input can book (both may have
         # changed since the grant: the other bookings of the last cycle).  The input's queue and the
         # output's space cannot have shrunk: only a booking of that input or output shrinks them.
+        # The input takes its booking at once; the outputs learn it one cycle later from a register at
+        # the input (a_q), so no path crosses the switch twice in a cycle.
         book_o = [Signal(n, name=f"o{o}_book") for o in range(n)]      # one-hot over inputs
         acc = []
         for i, x in enumerate(inputs):
@@ -165,24 +177,26 @@ class HtaxPipelined(Htax):
                          x.book_dst.eq(ao), x.book_vc.eq(av)]
             with m.If(a.any()):
                 m.d.sync += aptr[i].eq(past_one_hot(m, a, name=f"i{i}_accept_past"))
-            acc.append(a)
+            a_q = Signal(n, name=f"i{i}_accepted_q")
+            m.d.sync += a_q.eq(a)
+            acc.append(a_q)
         for o in range(n):
             m.d.comb += book_o[o].eq(Cat(acc[i][o] for i in range(n)))
             bi = one_hot_index(m, book_o[o], name=f"o{o}_book_idx")
             with m.If(book_o[o].any()):
                 m.d.sync += [gptr[o].eq(past_one_hot(m, book_o[o], name=f"o{o}_book_past")),
-                             vc_ptr[o].eq(g_vc[o] + 1),
+                             vc_ptr[o].eq(g_vc_d[o] + 1),
                              obk[o].eq(1), obk_in[o].eq(bi), obk_in_oh[o].eq(book_o[o])]
 
         # ---- outputs ---------------------------------------------------------------------------
-        for o in range(n):
-            self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], o_open[o],
-                         wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
-                         book=book_o[o].any(), book_vc=g_vc[o])
+        buffers = [self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], o_open[o],
+                                wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
+                                book=book_o[o].any(), book_vc=g_vc_d[o])
+                   for o in range(n)]
 
         self._drop_counters(m, inputs, registered=True)
         self._state = dict(inputs=inputs, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
-                           wsel_oh=wsel_oh, obk_in_oh=obk_in_oh)
+                           wsel_oh=wsel_oh, obk_in_oh=obk_in_oh, buffers=buffers)
         return m
 
     # -------------------------------------------------------------------------------------------
@@ -226,7 +240,7 @@ class HtaxPipelined(Htax):
         # near: fewer than _IN_AHEAD beats of the current packet are still to read (enb - ek), kept in a
         # register next to the engine's so the grant step does not start with a subtraction.
         x.near = Signal(name=f"{p}near")
-        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free,
+        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free, header_register=True,
                                               start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
         m.d.comb += [
             x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
@@ -245,13 +259,18 @@ class HtaxPipelined(Htax):
         # engine and the slot accounting); until then the head lookup still skips it (busy).
         m.d.sync += [x.release.eq(issue & is_last), x.rel_slot.eq(c.slot), x.rel_cls.eq(c.cls)]
 
-        # Head lookup: the oldest packet of the booked queue that is not being read.
+        # Head lookup: the oldest packet of the booked queue that is not being read.  The heads of all
+        # queues (heads) are registered in the cycle of the accept and used in the next, the cycle of
+        # the lookup (bk & ~nx): in between no slot starts being read (the accept needs ~nx), a
+        # released slot was already busy, and a new packet is younger than the booked queue's head
+        # (the queue had a packet at the accept).
         busy = Signal(nslots, name=f"{p}busy_slots")
         m.d.comb += busy.eq(Mux(x.act | x.release, cur, 0))
         waiting = Cat(x.occ) & ~busy
+        heads = Signal(nslots, name=f"{p}heads")
+        m.d.sync += heads.eq(Cat(waiting[k] & ~(waiting & x.older[k]).any() for k in range(nslots)))
         hit = Signal(nslots, name=f"{p}head_hit")
-        m.d.comb += hit.eq(Cat(x.occ[k] & ~busy[k] & ~(waiting & x.older[k]).any()
-                               & (x.svc[k] == bk_vc) & (x.sdst[k] == bk_dst) for k in range(nslots)))
+        m.d.comb += hit.eq(Cat(heads[k] & (x.svc[k] == bk_vc) & (x.sdst[k] == bk_dst) for k in range(nslots)))
         # The head's fields come through AND-OR trees on the one-hot hit (not a multiplexer on its index).
         head = one_hot_index(m, hit, name=f"{p}head_slot")
         head_nb = one_hot_select(m, hit, x.snb, name=f"{p}head_nb")
@@ -274,12 +293,13 @@ class HtaxPipelined(Htax):
 
         x.bk, x.bk_dst, x.bk_vc, x.nx, x.nx_slot, x.nx_nb, x.nx_dst, x.nx_vc, x.nx_cls = (
             bk, bk_dst, bk_vc, nx, nx_slot, nx_nb, nx_dst, nx_vc, nx_cls)
-        x.cur = cur
+        x.cur, x.busy, x.hit = cur, busy, hit
 
     # -------------------------------------------------------------------------------------------
     def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, o_open, *, wsel_oh, obk_in_oh, book,
                 book_vc):
-        """Write side (``wsel``), VC buffers and link engine of output ``o``."""
+        """Write side (``wsel``), VC buffers and link engine of output ``o``; returns per VC the
+        buffer's beat count and whether ``ow`` holds a beat of the VC (for the formal checks)."""
         depth = self._depth
         vcs = range(NUM_VCS)
         p = f"o{o}_"
@@ -303,12 +323,12 @@ class HtaxPipelined(Htax):
                 m.d.sync += wact.eq(0)
         m.d.comb += o_open.eq(~obk & (~wact | (whdr & (wrem <= _OUT_AHEAD))))
 
-        # The booking of two cycles ago: its input's head lookup (nx_nb) is registered now, and obk_in
-        # still names that input (the next booking of this output is accepted three cycles after it at
-        # the earliest).
-        bk1, bk2 = Signal(name=f"{p}booked_d1"), Signal(name=f"{p}booked_d2")
-        bk1_vc, bk2_vc = Signal(2, name=f"{p}booked_d1_vc"), Signal(2, name=f"{p}booked_d2_vc")
-        m.d.sync += [bk1.eq(book), bk1_vc.eq(book_vc), bk2.eq(bk1), bk2_vc.eq(bk1_vc)]
+        # The booking of the last cycle (``book`` comes one cycle after the accept): its input's head
+        # lookup (nx_nb) is registered now, and obk_in names that input (set with obk in the last cycle;
+        # the output's next booking comes three cycles later at the earliest).
+        bk1 = Signal(name=f"{p}booked_d1")
+        bk1_vc = Signal(2, name=f"{p}booked_d1_vc")
+        m.d.sync += [bk1.eq(book), bk1_vc.eq(book_vc)]
 
         booked_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}booked_nb")
         m.d.comb += booked_nb.eq(Array(x.nx_nb for x in inputs)[obk_in])
@@ -326,6 +346,7 @@ class HtaxPipelined(Htax):
         push = [Signal(name=f"{p}vc{v}_push") for v in vcs]
         pop = [Signal(name=f"{p}vc{v}_pop") for v in vcs]
         leave = [Signal(name=f"{p}vc{v}_leave") for v in vcs]      # the link engine takes a v beat
+        leave_q = [Signal(name=f"{p}vc{v}_left") for v in vcs]
         buffered = [Signal(name=f"{p}vc{v}_buffered") for v in vcs]
         in_ow = [Signal(name=f"{p}vc{v}_in_ow") for v in vcs]
         for v in vcs:
@@ -334,7 +355,6 @@ class HtaxPipelined(Htax):
             wport = mem.write_port()
             rport = mem.read_port(domain="comb")
             m.d.comb += [
-                buffered[v].eq(cnt[v] != 0),
                 in_ow[v].eq(ow_valid & (ow.vc.as_value() == v)),
                 pop[v].eq(leave[v] & buffered[v]),
                 push[v].eq(in_ow[v] & ~(leave[v] & ~buffered[v])),
@@ -350,19 +370,21 @@ class HtaxPipelined(Htax):
             with m.If(pop[v]):
                 m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
             m.d.sync += cnt[v].eq(cnt[v] + push[v] - pop[v])
-            # Space: a booking reserves _RESERVE beats one cycle later (bk1: a register cut behind the
-            # accept step; the output is not granted before, its booking flag obk is set), the booked
-            # input returns what the packet does not use two cycles after the booking (its head lookup
-            # is registered by then), every beat that leaves the queue frees one.
-            ret = Signal(range(_RESERVE + 1), name=f"{p}vc{v}_return")
-            m.d.comb += ret.eq(Mux(bk2 & (bk2_vc == v), _RESERVE - 1 - booked_nb, 0))
-            m.d.sync += space[v].eq(space[v] - Mux(bk1 & (bk1_vc == v), _RESERVE, 0) + leave[v] + ret)
+            # buffered = (cnt != 0), registered from the count's next value
+            m.d.sync += buffered[v].eq(Mux(push[v], 1, Mux(pop[v], cnt[v] != 1, buffered[v])))
+            # Space: a booking takes its packet's beats (1 + booked_nb) one cycle after the output
+            # learns it (bk1: the input's head lookup is registered by then; the output is not granted
+            # before, its booking flag obk is set); every beat that leaves the queue frees one, one
+            # cycle later (leave_q: a register cut between the link engine and the grant step).
+            take_v = Signal(range(_RESERVE + 1), name=f"{p}vc{v}_booked_beats")
+            m.d.comb += take_v.eq(Mux(bk1 & (bk1_vc == v), 1 + booked_nb, 0))
+            m.d.sync += [leave_q[v].eq(leave[v]), space[v].eq(space[v] - take_v + leave_q[v])]
 
         # Link engine: whole packets from the buffers, round-robin over the VCs that may start.
         o_valid = Signal(name=f"{p}valid")
         o_beat = Signal(HtaxBeat, name=f"{p}beat")
         in_pkt = Signal(name=f"{p}in_pkt")
-        cur_vc = Signal(2, name=f"{p}cur_vc")
+        cur_vc = Signal(NUM_VCS, name=f"{p}cur_vc")                # one-hot
         vptr = Signal(2, name=f"{p}link_vc_ptr")
         m.d.comb += [port.valid.eq(o_valid), port.payload.eq(o_beat)]
         moved = Signal(name=f"{p}move")
@@ -380,22 +402,23 @@ class HtaxPipelined(Htax):
         start_ok = Signal(NUM_VCS, name=f"{p}start_ok")
         m.d.comb += start_ok.eq(nonempty & port.ready & ~stale)
         pick = round_robin(m, start_ok, vptr, name=f"{p}link_vc")
-        pick_vc = one_hot_index(m, pick, name=f"{p}link_vc_idx")
-        src_vc = Signal(2, name=f"{p}src_vc")
+        # The source VC, one-hot: the current packet's (cur_vc) or the picked one.
+        src = Signal(NUM_VCS, name=f"{p}src")
         src_ok = Signal(name=f"{p}src_ok")
-        m.d.comb += [src_vc.eq(Mux(in_pkt, cur_vc, pick_vc)),
-                     src_ok.eq(Mux(in_pkt, nonempty.bit_select(cur_vc, 1), pick.any()))]
+        m.d.comb += [src.eq(Mux(in_pkt, cur_vc, pick)),
+                     src_ok.eq(Mux(in_pkt, (nonempty & cur_vc).any(), pick.any()))]
         nxt = Signal(_BufEntry, name=f"{p}next")
-        m.d.comb += nxt.eq(Array(h.as_value() for h in head)[src_vc])
+        m.d.comb += nxt.eq(one_hot_select(m, src, [h.as_value() for h in head], name=f"{p}next_sel"))
         take = Signal(name=f"{p}take")
         m.d.comb += take.eq(o_free & src_ok)
         for v in vcs:
-            m.d.comb += leave[v].eq(take & (src_vc == v))
+            m.d.comb += leave[v].eq(take & src[v])
         with m.If(o_free):
             m.d.sync += o_valid.eq(src_ok)
         with m.If(take):
-            m.d.sync += [o_beat.word.eq(nxt.word), o_beat.vc.eq(src_vc), o_beat.first.eq(nxt.first),
-                         o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last), cur_vc.eq(src_vc),
-                         last_vc.eq(Mux(nxt.last, Const(1, NUM_VCS) << src_vc, 0))]
+            m.d.sync += [o_beat.word.eq(nxt.word), o_beat.vc.eq(one_hot_index(m, src, name=f"{p}src_idx")),
+                         o_beat.first.eq(nxt.first), o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last),
+                         cur_vc.eq(src), last_vc.eq(Mux(nxt.last, src, 0))]
             with m.If(~in_pkt):
-                m.d.sync += vptr.eq(pick_vc + 1)
+                m.d.sync += vptr.eq(past_one_hot(m, pick, name=f"{p}link_vc_past"))
+        return cnt, in_ow

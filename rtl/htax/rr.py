@@ -9,7 +9,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["round_robin", "one_hot_index", "one_hot_select", "past", "past_one_hot", "RoundRobin"]
+__all__ = ["round_robin", "lowest", "one_hot_index", "one_hot_select", "past", "past_one_hot", "RoundRobin"]
 
 
 def round_robin(m, requests, pointer, *, name="rr"):
@@ -28,12 +28,12 @@ def round_robin(m, requests, pointer, *, name="rr"):
     top = (1 << len(pointer)) - 1
     m.d.comb += at_or_after.eq(requests & Cat(pointer <= k if k < top else Const(1) for k in range(n)))
     grant = Signal(n, name=f"{name}_grant")
-    m.d.comb += grant.eq(Mux(at_or_after.any(), _lowest(at_or_after), _lowest(requests)))
+    m.d.comb += grant.eq(Mux(at_or_after.any(), lowest(at_or_after), lowest(requests)))
     return grant
 
 
-def _lowest(x):
-    """The lowest set bit of ``x``, one-hot (zero when no bit is set)."""
+def lowest(x):
+    """The lowest set bit of ``x``, one-hot (zero when no bit is set), from LUT trees."""
     return Cat(x[k] & ~x[:k].any() if k else x[0] for k in range(len(x)))
 
 

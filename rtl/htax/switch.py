@@ -58,7 +58,7 @@ from rtl.common.htax import (
 )
 from rtl.common.htax_rules import data_beats
 
-from .rr import one_hot_index, past, round_robin
+from .rr import lowest, one_hot_index, past, round_robin
 
 __all__ = ["Htax"]
 
@@ -294,7 +294,7 @@ class Htax(wiring.Component):
         self._engine(m, i, x)
         return x
 
-    def _slots(self, m, i, *, registered_ready=False):
+    def _slots(self, m, i, *, registered_ready=False, registered_has=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -304,6 +304,10 @@ class Htax(wiring.Component):
         from the counters as they will be after that cycle's release and if a header that moves then
         takes a slot of its VC's class (or of ERR, on the non-posted VC) and a shared slot (a register
         cut between the slot accounting and the link).
+
+        ``registered_has``: ``x.has`` comes from a register, set from the queue counters' next values
+        (the same value one cycle's logic earlier: a register cut between the counters and the
+        requests).
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -350,7 +354,8 @@ class Htax(wiring.Component):
         for v in range(NUM_VCS):
             for o in range(n):
                 has = Signal(name=f"{p}vc{v}_o{o}_has")
-                m.d.comb += has.eq(qcnt[v][o] != 0)
+                if not registered_has:
+                    m.d.comb += has.eq(qcnt[v][o] != 0)
                 x.has[v][o] = has
 
         # Accounting: cnt[c] slots hold class c; ``shared`` of them are beyond their class's
@@ -367,8 +372,9 @@ class Htax(wiring.Component):
 
         free_bits = Signal(nslots, name=f"{p}free")
         m.d.comb += free_bits.eq(~occ_vec)
+        # The lowest free slot, one-hot (it selects the slot registers directly) and as an index.
         low = Signal(nslots, name=f"{p}free_low")
-        m.d.comb += low.eq(free_bits & (~free_bits + 1)[:nslots])
+        m.d.comb += low.eq(lowest(free_bits))
         first_free = one_hot_index(m, low, name=f"{p}free_idx")
 
         # ---- writer: header decode, slot allocation, data words -------------------------------
@@ -465,7 +471,7 @@ class Htax(wiring.Component):
         m.d.comb += same_queue.eq(Cat(occ[j] & (svc[j] == alloc_vc) & (sdst[j] == alloc_dst)
                                       for j in range(nslots)))
         for k in range(nslots):
-            with m.If(alloc & (alloc_slot == k)):
+            with m.If(alloc & low[k]):
                 m.d.sync += [
                     occ[k].eq(1),
                     sdst[k].eq(alloc_dst),
@@ -478,7 +484,7 @@ class Htax(wiring.Component):
             # A newly allocated slot is younger than every other: clear its bit in the other rows.
             for j in range(nslots):
                 if j != k:
-                    with m.If(alloc & (alloc_slot == j)):
+                    with m.If(alloc & low[j]):
                         m.d.sync += older[k][j].eq(0)
 
         # ---- release and accounting ---------------------------------------------------------
@@ -505,17 +511,24 @@ class Htax(wiring.Component):
 
         for v in range(NUM_VCS):
             for o in range(n):
-                count(qcnt[v][o], alloc & (alloc_vc == v) & (alloc_dst == o),
-                      x.q_dec & (x.q_dec_vc == v) & (x.q_dec_dst == o))
+                up = alloc & (alloc_vc == v) & (alloc_dst == o)
+                down = x.q_dec & (x.q_dec_vc == v) & (x.q_dec_dst == o)
+                count(qcnt[v][o], up, down)
+                if registered_has:
+                    m.d.sync += x.has[v][o].eq(Mux(up == down, qcnt[v][o] != 0, Mux(up, 1, qcnt[v][o] != 1)))
         for c in classes:
             count(cnt[c], alloc & (alloc_cls == c), release & (rel_cls == c))
         if sh:
             shared_down = Signal(name=f"{p}shared_down")
             m.d.comb += shared_down.eq(release & Array(cnt[c] > res[c] for c in classes)[rel_cls])
-            after = Signal(range(nslots + 1), name=f"{p}cnt_after_release")
-            m.d.comb += after.eq(Array(cnt)[alloc_cls] - (release & (rel_cls == alloc_cls)))
+            # The allocation's class is beyond its reservation after this cycle's release: compared
+            # per class from the counters, then chosen by the header's class (the header decode is
+            # not in front of the comparisons).
+            beyond = Signal(len(classes), name=f"{p}cnt_beyond")
+            m.d.comb += beyond.eq(Cat(Mux(release & (rel_cls == c), cnt[c] > res[c], cnt[c] >= res[c])
+                                      for c in classes))
             shared_up = Signal(name=f"{p}shared_up")
-            m.d.comb += shared_up.eq(alloc & (after >= Array(res)[alloc_cls]))
+            m.d.comb += shared_up.eq(alloc & beyond.bit_select(alloc_cls, 1))
             count(shared, shared_up, shared_down)
 
         if registered_ready:
@@ -587,7 +600,7 @@ class Htax(wiring.Component):
             x.rd_beat.last.eq(x.rd_last),
         ]
 
-    def _read_engine(self, m, p, x, *, load, start, rd_taken):
+    def _read_engine(self, m, p, x, *, load, start, rd_taken, header_register=False):
         """Read one packet's beats from the input's slots into a read register (shared by both
         switches).
 
@@ -595,6 +608,9 @@ class Htax(wiring.Component):
         packet's (slot, data beats, output, VC, accounting class).  ``rd_taken``: the read register is
         emptied this cycle.  The header comes from the slot's header register, data word ``k`` (1-based)
         from the data memory, readable unless the writer is still filling that word.
+        ``header_register``: the engine keeps the current packet's header in a register (``e_hdr``,
+        loaded with the packet), so the read register takes the header through one multiplexer on the
+        ``start`` slot and a choice (a shallower path when ``start`` comes from registers).
 
         Sets on ``x`` the engine state ``act`` (a packet is being read), ``eslot``, ``ek`` (next beat,
         0 = header), ``enb``, ``edst``, ``evc``, ``ecls`` and the read register ``rd_valid``,
@@ -634,11 +650,20 @@ class Htax(wiring.Component):
         with m.Else():
             m.d.comb += [s.eq(v) for s, v in zip(sel, engine, strict=True)]
 
+        if header_register:
+            start_hdr = Signal(HtaxHeader, name=f"{p}start_hdr")
+            m.d.comb += start_hdr.eq(Array(h.as_value() for h in x.shdr)[slot])
+            x.e_hdr = Signal(HtaxHeader, name=f"{p}e_hdr")
+            with m.If(load):
+                m.d.sync += x.e_hdr.eq(start_hdr)
+
         free_rd = Signal(name=f"{p}free_rd")
         m.d.comb += free_rd.eq(~x.rd_valid | rd_taken)
-        writing = x.in_pkt & ~x.wdrop & (x.wslot == c.slot)
+        # A new packet starts with its header (always there); the current one's next word is there
+        # unless the writer still fills it (from the engine's registers only, not through c).
+        writing = x.in_pkt & ~x.wdrop & (x.wslot == x.eslot)
         avail = Signal(name=f"{p}avail")
-        m.d.comb += avail.eq((c.k == 0) | ~writing | (x.wcount >= c.k))
+        m.d.comb += avail.eq(load | (x.ek == 0) | ~writing | (x.wcount >= x.ek))
         issue = Signal(name=f"{p}issue")
         m.d.comb += issue.eq((x.act | load) & free_rd & avail)
         is_last = Signal(name=f"{p}is_last")
@@ -655,7 +680,10 @@ class Htax(wiring.Component):
             m.d.sync += [e.eq(v) for e, v in zip(engine, (c.slot, c.k + 1, c.nb, c.dst, c.vc, c.cls),
                                                      strict=True)]
             with m.If(c.k == 0):
-                m.d.sync += x.rd_hdr.eq(Array(h.as_value() for h in x.shdr)[c.slot])
+                if header_register:
+                    m.d.sync += x.rd_hdr.eq(Mux(load, start_hdr, x.e_hdr))
+                else:
+                    m.d.sync += x.rd_hdr.eq(Array(h.as_value() for h in x.shdr)[c.slot])
         with m.Elif(load):
             m.d.sync += x.act.eq(1)
             m.d.sync += [e.eq(v) for e, v in zip(engine, (c.slot, 0, c.nb, c.dst, c.vc, c.cls), strict=True)]

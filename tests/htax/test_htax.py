@@ -241,7 +241,9 @@ def test_pipelined_registered_ready_accounting(shared):
                     sent[i] += 1
                     held[i] = None
             await ctx.tick()
-        assert delivered == sum(sent) > 500, f"seed {seed}: sent {sent}, delivered {delivered}"
+        # All out, and traffic flowed throughout: about 490-520 packets with no shared slot, 600 with 3
+        # (one-beat packets, 9-beat buffers, sinks refusing at random); a stall would leave far fewer.
+        assert delivered == sum(sent) > 400, f"seed {seed}: sent {sent}, delivered {delivered}"
 
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
