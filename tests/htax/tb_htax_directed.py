@@ -81,7 +81,9 @@ async def fig_6_7_nonposted_blocked(dut):
         return all(t in done for t in flowing)
 
     await h.run(until=flowed, limit=3000)
-    await h.run(50)
+    # The other traffic may be through before the reads have filled the switch (they enter one per
+    # booking at the blocked output, ``booking_gap`` cycles apart): give them the time to.
+    await h.run(50 + len(np_to_1) * p.get("booking_gap", 1))
     done.update(d[2] for ds in h.delivered for d in ds)
     assert not any(t in done for t in np_to_1), f"seed {seed}: a read passed a target refusing reads"
     # input 0 is full of reads: its non-posted VC is not ready, its posted VC is
