@@ -265,11 +265,10 @@ class HtaxProperties(Elaboratable):
             with m.If(x.bk & ~x.nx):
                 m.d.comb += [Assert(x.hit == now), Assert(x.hit != 0)]
             # the engine's header register holds the current packet's header
+            # and its look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
-                m.d.comb += Assert(x.e_hdr.as_value() == Array(h.as_value() for h in x.shdr)[x.eslot])
-            # the engine's look-ahead flag: fewer than _IN_AHEAD beats still to read
-            with m.If(x.act):
-                m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
+                m.d.comb += [Assert(x.e_hdr.as_value() == Array(h.as_value() for h in x.shdr)[x.eslot]),
+                             Assert(x.near == (x.enb - x.ek < _IN_AHEAD))]
             # the write register names one output
             with m.If(x.w_valid):
                 m.d.comb += Assert((x.w_dst != 0) & ((x.w_dst & (x.w_dst - 1)) == 0))
