@@ -19,16 +19,16 @@
   sink's promise: ``docs/htax.md``).
 * ``pipelined`` (bounded, 13 cycles): on :class:`~rtl.htax.HtaxPipelined` (2 ports, 9-beat output
   buffers), the link rules and the fresh-``ready`` rule of ``links`` on every output, every offered
-  header well formed, for that output and on its beat's VC, never more headers out than in, a free
-  slot for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
+  header well formed, for that output and on its beat's VC, never more headers out than in, a free slot
+  for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
   registered there), each read engine's look-ahead flag (``near``) equal to its beats still to read
-  being below ``_IN_AHEAD``, a one-hot write-register output ``w_dst``, the one-hot copies of
-  ``wsel`` and ``obk_in`` equal to the binary ones, the registered request flags ``has`` equal to
-  "queue not empty", the head lookup from the registered queue heads equal to a search of the
-  current slots (and never empty), the engine's header register ``e_hdr`` equal to its slot's
-  header, and every output buffer's free space plus its beats plus a beat on its way in at most its
-  depth (no overflow).  Not yet k-induction: the invariants of the pipelined matching are not
-  written (``docs/htax.md``).
+  being below ``_IN_AHEAD``, a one-hot write-register output ``w_dst``, the one-hot copies of ``wsel``
+  and ``obk_in`` equal to the binary ones, the registered request flags ``has`` equal to "queue not
+  empty", the head lookup from the registered queue heads equal to a search of the current slots (and
+  never empty), every header read from the data memory well formed and equal in output, VC and length to
+  what the read engine reads, and every output buffer's free space plus its beats plus a beat on its way
+  in at most its depth (no overflow). Not yet k-induction: the invariants of the pipelined matching are
+  not written (``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
@@ -264,11 +264,17 @@ class HtaxProperties(Elaboratable):
                       & (x.sdst[k] == x.bk_dst) for k in range(x.nslots))
             with m.If(x.bk & ~x.nx):
                 m.d.comb += [Assert(x.hit == now), Assert(x.hit != 0)]
-            # the engine's header register holds the current packet's header
-            # and its look-ahead flag: fewer than _IN_AHEAD beats still to read
+            # the look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
-                m.d.comb += [Assert(x.e_hdr.as_value() == Array(h.as_value() for h in x.shdr)[x.eslot]),
-                             Assert(x.near == (x.enb - x.ek < _IN_AHEAD))]
+                m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
+            # a header read from the data memory is the header of the packet the engine reads (its
+            # output, VC and length as the slot's registers have them)
+            with m.If(x.rd_valid & x.rd_first):
+                m.d.comb += [Assert(~malformed(x.rd_hdr)), Assert(x.rd_hdr.dst == x.rd_dst),
+                             Assert(x.rd_hdr.vc.as_value() == x.rd_vc),
+                             Assert(x.rd_last == (data_beats(x.rd_hdr) == 0))]
+                with m.If(~x.rd_last):
+                    m.d.comb += [Assert(x.act), Assert(x.ek == 1), Assert(x.enb == data_beats(x.rd_hdr))]
             # the write register names one output
             with m.If(x.w_valid):
                 m.d.comb += Assert((x.w_dst != 0) & ((x.w_dst & (x.w_dst - 1)) == 0))

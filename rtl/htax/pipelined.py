@@ -124,7 +124,7 @@ class HtaxPipelined(Htax):
             m.d.comb += s.eq(Cat(wact[o] & wsel_oh[o][i] for o in range(n)))
             sel.append(s)
 
-        inputs = [self._slots(m, i, registered_ready=True, registered_has=True) for i in range(n)]
+        inputs = [self._slots(m, i, registered_ready=True, registered_has=True, header_memory=True) for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])
 
@@ -240,7 +240,7 @@ class HtaxPipelined(Htax):
         # near: fewer than _IN_AHEAD beats of the current packet are still to read (enb - ek), kept in a
         # register next to the engine's so the grant step does not start with a subtraction.
         x.near = Signal(name=f"{p}near")
-        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free, header_register=True,
+        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free,
                                               start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
         m.d.comb += [
             x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
@@ -285,7 +285,7 @@ class HtaxPipelined(Htax):
         with m.If(x.rd_valid & w_free):
             m.d.sync += [
                 x.w_valid.eq(1), x.w_dst.eq(Const(1, n) << x.rd_dst),
-                x.w_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data)),
+                x.w_beat.word.eq(x.rp.data),
                 x.w_beat.vc.eq(x.rd_vc), x.w_beat.first.eq(x.rd_first), x.w_beat.last.eq(x.rd_last),
             ]
         with m.Elif(x.w_take):

@@ -294,7 +294,7 @@ class Htax(wiring.Component):
         self._engine(m, i, x)
         return x
 
-    def _slots(self, m, i, *, registered_ready=False, registered_has=False):
+    def _slots(self, m, i, *, registered_ready=False, registered_has=False, header_memory=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -308,6 +308,10 @@ class Htax(wiring.Component):
         ``registered_has``: ``x.has`` comes from a register, set from the queue counters' next values
         (the same value one cycle's logic earlier: a register cut between the counters and the
         requests).
+
+        ``header_memory``: the headers live in the data memory beside their data words (92-bit words,
+        16 per slot: data word ``k`` at ``k - 1``, the header at 15) instead of in a register per slot,
+        and ``x.shdr`` is ``None``.  The read engine then takes every beat from the memory's read port.
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -332,7 +336,7 @@ class Htax(wiring.Component):
         svc = [Signal(2, name=f"{p}vc{k}") for k in range(nslots)]
         serr = [Signal(name=f"{p}err{k}") for k in range(nslots)]
         snb = [Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nb{k}") for k in range(nslots)]
-        shdr = [Signal(HtaxHeader, name=f"{p}hdr{k}") for k in range(nslots)]
+        shdr = None if header_memory else [Signal(HtaxHeader, name=f"{p}hdr{k}") for k in range(nslots)]
         # older[k] bit j: slot j holds an older packet of the same queue (VC and output) as slot k
         # (set when slot k is allocated; cleared when slot j is allocated again).
         older = [Signal(nslots, name=f"{p}older{k}") for k in range(nslots)]
@@ -441,12 +445,21 @@ class Htax(wiring.Component):
             err_hdr.tag.eq(hdr.tag),
         ]
 
-        data_mem = memory.Memory(shape=64, depth=nslots * MAX_DATA_WORDS, init=[])
+        if header_memory:
+            data_mem = memory.Memory(shape=HtaxHeader.as_shape().size, depth=nslots * 16, init=[])
+        else:
+            data_mem = memory.Memory(shape=64, depth=nslots * MAX_DATA_WORDS, init=[])
         m.submodules[f"{p}data"] = data_mem
         wp = data_mem.write_port()
         rp = data_mem.read_port(domain="sync")
 
         with m.If(hmove):
+            if header_memory:
+                m.d.comb += [
+                    wp.en.eq(alloc),
+                    wp.addr.eq(Cat(Const(15, 4), alloc_slot)),
+                    wp.data.eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
+                ]
             m.d.sync += [
                 in_pkt.eq(~beat.last),
                 wvc.eq(beat.vc),
@@ -462,7 +475,7 @@ class Htax(wiring.Component):
                 m.d.sync += wcount.eq(wcount + 1)
                 m.d.comb += [
                     wp.en.eq(1),
-                    wp.addr.eq(Cat(wcount[:3], wslot)),
+                    wp.addr.eq(Cat(wcount[:3], Const(0, 1), wslot) if header_memory else Cat(wcount[:3], wslot)),
                     wp.data.eq(beat.word.data),
                 ]
 
@@ -478,9 +491,10 @@ class Htax(wiring.Component):
                     svc[k].eq(alloc_vc),
                     serr[k].eq(~good),
                     snb[k].eq(Mux(good, nbeats, 0)),
-                    shdr[k].eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
                     older[k].eq(same_queue),
                 ]
+                if not header_memory:
+                    m.d.sync += shdr[k].eq(Mux(good, hdr.as_value(), err_hdr.as_value()))
             # A newly allocated slot is younger than every other: clear its bit in the other rows.
             for j in range(nslots):
                 if j != k:
@@ -559,7 +573,7 @@ class Htax(wiring.Component):
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
         x.alloc_slot, x.alloc_err, x.ready, x.alloc = alloc_slot, alloc & ~good, ready, alloc
         x.cnt, x.shared, x.res, x.err_cls, x.nslots = cnt, shared, res, err_cls, nslots
-        x.classes, x.rp = classes, rp
+        x.classes, x.rp, x.header_memory = classes, rp, header_memory
         return x
 
     def _engine(self, m, i, x):
@@ -600,21 +614,20 @@ class Htax(wiring.Component):
             x.rd_beat.last.eq(x.rd_last),
         ]
 
-    def _read_engine(self, m, p, x, *, load, start, rd_taken, header_register=False):
+    def _read_engine(self, m, p, x, *, load, start, rd_taken):
         """Read one packet's beats from the input's slots into a read register (shared by both
         switches).
 
         ``load``: the engine takes a new packet this cycle (only while it is idle); ``start``: that
         packet's (slot, data beats, output, VC, accounting class).  ``rd_taken``: the read register is
-        emptied this cycle.  The header comes from the slot's header register, data word ``k`` (1-based)
-        from the data memory, readable unless the writer is still filling that word.
-        ``header_register``: the engine keeps the current packet's header in a register (``e_hdr``,
-        loaded with the packet), so the read register takes the header through one multiplexer on the
-        ``start`` slot and a choice (a shallower path when ``start`` comes from registers).
+        emptied this cycle.  The header comes from the slot's header register (or, with the slots'
+        ``header_memory``, from the data memory like the data words), data word ``k`` (1-based) from the
+        data memory, readable unless the writer is still filling that word.
 
         Sets on ``x`` the engine state ``act`` (a packet is being read), ``eslot``, ``ek`` (next beat,
         0 = header), ``enb``, ``edst``, ``evc``, ``ecls`` and the read register ``rd_valid``,
-        ``rd_first``, ``rd_last``, ``rd_dst``, ``rd_vc``, ``rd_hdr`` (the data word is ``x.rp.data``).
+        ``rd_first``, ``rd_last``, ``rd_dst``, ``rd_vc``, ``rd_hdr`` (the data word is ``x.rp.data``;
+        with ``header_memory`` every word, and ``rd_hdr`` is the port's data seen as a header).
         Returns the issued beat's selection ``c`` (``slot``, ``k``, ``nb``, ``dst``, ``vc``, ``cls``),
         ``issue`` and ``is_last``.
         """
@@ -637,6 +650,8 @@ class Htax(wiring.Component):
         x.rd_dst = Signal(range(n), name=f"{p}rd_dst")
         x.rd_vc = Signal(2, name=f"{p}rd_vc")
         x.rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
+        if x.header_memory:
+            m.d.comb += x.rd_hdr.eq(x.rp.data)
 
         # The beat to issue: the new packet's header, or the next beat of the current one.
         c = SimpleNamespace(
@@ -650,13 +665,6 @@ class Htax(wiring.Component):
         with m.Else():
             m.d.comb += [s.eq(v) for s, v in zip(sel, engine, strict=True)]
 
-        if header_register:
-            start_hdr = Signal(HtaxHeader, name=f"{p}start_hdr")
-            m.d.comb += start_hdr.eq(Array(h.as_value() for h in x.shdr)[slot])
-            x.e_hdr = Signal(HtaxHeader, name=f"{p}e_hdr")
-            with m.If(load):
-                m.d.sync += x.e_hdr.eq(start_hdr)
-
         free_rd = Signal(name=f"{p}free_rd")
         m.d.comb += free_rd.eq(~x.rd_valid | rd_taken)
         # A new packet starts with its header (always there); the current one's next word is there
@@ -669,7 +677,9 @@ class Htax(wiring.Component):
         is_last = Signal(name=f"{p}is_last")
         m.d.comb += is_last.eq(c.k == c.nb)
 
-        m.d.comb += [x.rp.en.eq(free_rd), x.rp.addr.eq(Cat((c.k - 1)[:3], c.slot))]
+        # word k - 1 of the slot; with the header memory, k = 0 (the header) wraps to word 15
+        word = Cat((c.k - 1)[:3], c.k == 0) if x.header_memory else (c.k - 1)[:3]
+        m.d.comb += [x.rp.en.eq(free_rd), x.rp.addr.eq(Cat(word, c.slot))]
         with m.If(free_rd):
             m.d.sync += x.rd_valid.eq(issue)
         with m.If(issue):
@@ -679,10 +689,8 @@ class Htax(wiring.Component):
             ]
             m.d.sync += [e.eq(v) for e, v in zip(engine, (c.slot, c.k + 1, c.nb, c.dst, c.vc, c.cls),
                                                      strict=True)]
-            with m.If(c.k == 0):
-                if header_register:
-                    m.d.sync += x.rd_hdr.eq(Mux(load, start_hdr, x.e_hdr))
-                else:
+            if not x.header_memory:
+                with m.If(c.k == 0):
                     m.d.sync += x.rd_hdr.eq(Array(h.as_value() for h in x.shdr)[c.slot])
         with m.Elif(load):
             m.d.sync += x.act.eq(1)
