@@ -333,9 +333,11 @@ class HtaxPipelined(Htax):
         booked_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}booked_nb")
         m.d.comb += booked_nb.eq(Array(x.nx_nb for x in inputs)[obk_in])
 
-        ow_valid = Signal(name=f"{p}ow_valid")
+        # ow: the beat taken from the writer, with its VC one-hot (ow_vc = 0: ow is empty), so the link
+        # engine's "VC v has a beat" does not start with a comparison
+        ow_vc = Signal(NUM_VCS, name=f"{p}ow_vc")
         ow = Signal(HtaxBeat, name=f"{p}ow")
-        m.d.sync += [ow_valid.eq(w_ok), ow.eq(w_beat)]
+        m.d.sync += [ow_vc.eq(Mux(w_ok, Const(1, NUM_VCS) << w_beat.vc.as_value(), 0)), ow.eq(w_beat)]
 
         # VC queues: a LUT RAM FIFO per VC, followed by ow, which the link engine takes directly when the
         # FIFO is empty (bypass: it is then the queue's only beat).
@@ -355,7 +357,7 @@ class HtaxPipelined(Htax):
             wport = mem.write_port()
             rport = mem.read_port(domain="comb")
             m.d.comb += [
-                in_ow[v].eq(ow_valid & (ow.vc.as_value() == v)),
+                in_ow[v].eq(ow_vc[v]),
                 pop[v].eq(leave[v] & buffered[v]),
                 push[v].eq(in_ow[v] & ~(leave[v] & ~buffered[v])),
                 wport.en.eq(push[v]), wport.addr.eq(wp[v]),
@@ -395,30 +397,27 @@ class HtaxPipelined(Htax):
         m.d.comb += nonempty.eq(Cat(buffered[v] | in_ow[v] for v in vcs))
         # Fresh-ready rule: no packet on the VC whose last beat moves now, unless the sink promised.  A
         # beat is taken only when o_free, so "o_valid" stands for "moved" here; last_vc (one-hot, set
-        # with o_beat) is the VC of the beat in o_beat when it is a packet's last.
+        # with o_beat and o_valid) is the VC of the beat in o_beat when it is a packet's last.
         last_vc = Signal(NUM_VCS, name=f"{p}last_vc")
-        stale = Signal(NUM_VCS, name=f"{p}stale")
-        m.d.comb += stale.eq(Mux(o_valid, last_vc & ~port.ready2, 0))
         start_ok = Signal(NUM_VCS, name=f"{p}start_ok")
-        m.d.comb += start_ok.eq(nonempty & port.ready & ~stale)
+        m.d.comb += start_ok.eq(nonempty & port.ready & ~(last_vc & ~port.ready2))
         pick = round_robin(m, start_ok, vptr, name=f"{p}link_vc")
-        # The source VC, one-hot: the current packet's (cur_vc) or the picked one.
+        # The source VC, one-hot, or 0: the current packet's (cur_vc) while its next beat is there, or
+        # the picked one.  A VC's beat leaves when o_free and the source is that VC.
         src = Signal(NUM_VCS, name=f"{p}src")
-        src_ok = Signal(name=f"{p}src_ok")
-        m.d.comb += [src.eq(Mux(in_pkt, cur_vc, pick)),
-                     src_ok.eq(Mux(in_pkt, (nonempty & cur_vc).any(), pick.any()))]
+        m.d.comb += src.eq(Mux(in_pkt, cur_vc & nonempty, pick))
         nxt = Signal(_BufEntry, name=f"{p}next")
         m.d.comb += nxt.eq(one_hot_select(m, src, [h.as_value() for h in head], name=f"{p}next_sel"))
         take = Signal(name=f"{p}take")
-        m.d.comb += take.eq(o_free & src_ok)
+        m.d.comb += take.eq(o_free & src.any())
         for v in vcs:
-            m.d.comb += leave[v].eq(take & src[v])
+            m.d.comb += leave[v].eq(o_free & src[v])
         with m.If(o_free):
-            m.d.sync += o_valid.eq(src_ok)
+            m.d.sync += [o_valid.eq(src.any()), last_vc.eq(Mux(nxt.last, src, 0))]
         with m.If(take):
             m.d.sync += [o_beat.word.eq(nxt.word), o_beat.vc.eq(one_hot_index(m, src, name=f"{p}src_idx")),
                          o_beat.first.eq(nxt.first), o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last),
-                         cur_vc.eq(src), last_vc.eq(Mux(nxt.last, src, 0))]
+                         cur_vc.eq(src)]
             with m.If(~in_pkt):
                 m.d.sync += vptr.eq(past_one_hot(m, pick, name=f"{p}link_vc_past"))
         return cnt, in_ow
