@@ -363,6 +363,7 @@ class HtaxProperties(Elaboratable):
 def proofs(cfg):
     yield Proof("conservation", HtaxProperties(links=False), mode="prove", depth=6)
     yield Proof("links", HtaxProperties(), mode="prove", depth=8)
-    # depth 13: with the head-lookup, header-register and buffer assertions the 14th step alone took
-    # over 40 minutes (steps 0-12 about 13 minutes on a busy machine)
+    # depth 13: the 14th step alone took over 40 minutes with the header registers (steps 0-12 about
+    # 13 minutes on a busy machine), and still over 15 with the headers in the data memory (steps 0-12
+    # 6.6 minutes, depth 13 in all about 6)
     yield Proof("pipelined", HtaxProperties(pipelined=True, conservation=False), mode="bmc", depth=13)
