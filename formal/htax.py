@@ -129,18 +129,7 @@ class HtaxProperties(Elaboratable):
                                      Assert(x.evc == x.svc[k]),
                                      Assert(x.ecls == Mux(x.serr[k], x.err_cls, x.svc[k]))]
                 m.d.comb += Assert(x.eslot < len(x.occ))
-            with m.If(x.rd_valid & x.rd_first):
-                m.d.comb += [
-                    Assert(~malformed(x.rd_hdr)),
-                    Assert(x.rd_hdr.dst == x.rd_dst),
-                    Assert(x.rd_hdr.vc.as_value() == x.rd_vc),
-                    Assert(x.rd_last == (data_beats(x.rd_hdr) == 0)),
-                ]
-                with m.If(~x.rd_last):
-                    m.d.comb += [Assert(x.act), Assert(x.ek == 1), Assert(x.edst == x.rd_dst),
-                                 Assert(x.enb == data_beats(x.rd_hdr)), Assert(x.evc == x.rd_vc)]
-                with m.Else():
-                    m.d.comb += Assert(~x.act | (x.ek == 0))
+            self._read_header(m, x)
             with m.If(x.act & (x.ek != 0)):
                 m.d.comb += Assert(x.edst == x.rd_dst)
                 # the read register holds a beat of this packet (never its last) or nothing
@@ -215,6 +204,23 @@ class HtaxProperties(Elaboratable):
 
 
     @staticmethod
+    def _read_header(m, x):
+        """A header in the read register of input ``x`` is well formed and is the header of the packet
+        the read engine reads (its output, VC and length as the engine has them)."""
+        with m.If(x.rd_valid & x.rd_first):
+            m.d.comb += [
+                Assert(~malformed(x.rd_hdr)),
+                Assert(x.rd_hdr.dst == x.rd_dst),
+                Assert(x.rd_hdr.vc.as_value() == x.rd_vc),
+                Assert(x.rd_last == (data_beats(x.rd_hdr) == 0)),
+            ]
+            with m.If(~x.rd_last):
+                m.d.comb += [Assert(x.act), Assert(x.ek == 1), Assert(x.edst == x.rd_dst),
+                             Assert(x.enb == data_beats(x.rd_hdr)), Assert(x.evc == x.rd_vc)]
+            with m.Else():
+                m.d.comb += Assert(~x.act | (x.ek == 0))
+
+    @staticmethod
     def _accounting(m, x):
         """Slot accounting of input ``x``: cnt[c] counts the slots of class c (the VCs and ERR, the
         switch's error responses), ``shared`` the slots held beyond their class's reservation."""
@@ -267,14 +273,8 @@ class HtaxProperties(Elaboratable):
             # the look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
                 m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
-            # a header read from the data memory is the header of the packet the engine reads (its
-            # output, VC and length as the slot's registers have them)
-            with m.If(x.rd_valid & x.rd_first):
-                m.d.comb += [Assert(~malformed(x.rd_hdr)), Assert(x.rd_hdr.dst == x.rd_dst),
-                             Assert(x.rd_hdr.vc.as_value() == x.rd_vc),
-                             Assert(x.rd_last == (data_beats(x.rd_hdr) == 0))]
-                with m.If(~x.rd_last):
-                    m.d.comb += [Assert(x.act), Assert(x.ek == 1), Assert(x.enb == data_beats(x.rd_hdr))]
+            # a header read from the data memory is the header of the packet the engine reads
+            cls._read_header(m, x)
             # the write register names one output
             with m.If(x.w_valid):
                 m.d.comb += Assert((x.w_dst != 0) & ((x.w_dst & (x.w_dst - 1)) == 0))

@@ -63,6 +63,14 @@ from .rr import lowest, one_hot_index, past, round_robin
 __all__ = ["Htax"]
 
 
+def _word_addr(slot, word, header, header_memory):
+    """The data-memory address of a slot's data word ``word`` (0-based, its low 3 bits count) or, with
+    ``header_memory``, of its header (``header``: 16 words per slot, the header at word 15)."""
+    if header_memory:
+        return Cat(word[:3] | Mux(header, 7, 0), header, slot)
+    return Cat(word[:3], slot)
+
+
 def _check_int(name, value, lo, hi):
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, not {value!r}")
@@ -457,7 +465,7 @@ class Htax(wiring.Component):
             if header_memory:
                 m.d.comb += [
                     wp.en.eq(alloc),
-                    wp.addr.eq(Cat(Const(15, 4), alloc_slot)),
+                    wp.addr.eq(_word_addr(alloc_slot, Const(0, 3), 1, header_memory)),
                     wp.data.eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
                 ]
             m.d.sync += [
@@ -475,7 +483,7 @@ class Htax(wiring.Component):
                 m.d.sync += wcount.eq(wcount + 1)
                 m.d.comb += [
                     wp.en.eq(1),
-                    wp.addr.eq(Cat(wcount[:3], Const(0, 1), wslot) if header_memory else Cat(wcount[:3], wslot)),
+                    wp.addr.eq(_word_addr(wslot, wcount, 0, header_memory)),
                     wp.data.eq(beat.word.data),
                 ]
 
@@ -677,9 +685,8 @@ class Htax(wiring.Component):
         is_last = Signal(name=f"{p}is_last")
         m.d.comb += is_last.eq(c.k == c.nb)
 
-        # word k - 1 of the slot; with the header memory, k = 0 (the header) wraps to word 15
-        word = Cat((c.k - 1)[:3], c.k == 0) if x.header_memory else (c.k - 1)[:3]
-        m.d.comb += [x.rp.en.eq(free_rd), x.rp.addr.eq(Cat(word, c.slot))]
+        # beat k: data word k - 1 (k = 0, the header: in the memory only with header_memory)
+        m.d.comb += [x.rp.en.eq(free_rd), x.rp.addr.eq(_word_addr(c.slot, c.k - 1, c.k == 0, x.header_memory))]
         with m.If(free_rd):
             m.d.sync += x.rd_valid.eq(issue)
         with m.If(issue):
