@@ -39,6 +39,7 @@ from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
 from rtl.common.htax_rules import data_beats, link_rules, sink_rules
 from rtl.htax import Htax, HtaxPipelined
 from rtl.htax.pipelined import _IN_AHEAD
+from rtl.htax.rr import lowest
 
 
 class HtaxProperties(Elaboratable):
@@ -259,6 +260,8 @@ class HtaxProperties(Elaboratable):
             with m.If(x.alloc):
                 m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))
             cls._accounting(m, x)
+            # the registered lowest free slot is the lowest free slot
+            m.d.comb += Assert(x.low == lowest(~Cat(x.occ)))
             # the registered request flags equal "queue not empty"
             for v in range(len(x.has)):
                 for o in range(n):
@@ -278,6 +281,9 @@ class HtaxProperties(Elaboratable):
             # the write register names one output
             with m.If(x.w_valid):
                 m.d.comb += Assert((x.w_dst != 0) & ((x.w_dst & (x.w_dst - 1)) == 0))
+            # ... and so does the skid register, which holds a beat only behind one in w
+            with m.If(x.s_valid):
+                m.d.comb += [Assert(x.w_valid), Assert((x.s_dst != 0) & ((x.s_dst & (x.s_dst - 1)) == 0))]
         # the one-hot copies of wsel and obk_in name the same input as the binary ones; an output
         # buffer's free space never counts a beat that is in the buffer or on its way into it
         for o in range(n):

@@ -124,9 +124,20 @@ class HtaxPipelined(Htax):
             m.d.comb += s.eq(Cat(wact[o] & wsel_oh[o][i] for o in range(n)))
             sel.append(s)
 
-        inputs = [self._slots(m, i, registered_ready=True, registered_has=True, header_memory=True) for i in range(n)]
+        inputs = [self._slots(m, i, registered_ready=True, registered_has=True, registered_low=True,
+                              header_memory=True)
+                  for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])
+        # The grant step reads a copy of every input's ``has`` flags, one cycle later (a register at
+        # the input beside its queue counters, its copy at the outputs: the counters' logic stays at
+        # the input).  The copy lags only by a cycle of the queue counters: a booking's q_dec comes
+        # one cycle after the accept, and the input requests again (can_book, not delayed) three cycles
+        # after it at the earliest (bk, then nx hold can_book low), when the copy shows the counter.
+        has_q = [[[Signal(name=f"i{i}_vc{v}_o{o}_has_q") for o in range(n)] for v in vcs]
+                 for i in range(n)]
+        for i, x in enumerate(inputs):
+            m.d.sync += [has_q[i][v][o].eq(x.has[v][o]) for v in vcs for o in range(n)]
 
         # ---- matching, step 1: grant (registered) -----------------------------------------------
         vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
@@ -141,7 +152,7 @@ class HtaxPipelined(Htax):
             # the same grants, with those terms beside the arbiters instead of in front of them.)
             for i, x in enumerate(inputs):
                 rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
-                m.d.comb += rv.eq(Cat(x.has[v][o] for v in vcs) & space_ok[o])
+                m.d.comb += rv.eq(Cat(has_q[i][v][o] for v in vcs) & space_ok[o])
                 gv = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
                 vc_of.append(one_hot_index(m, gv, name=f"o{o}_i{i}_vc"))
                 req.append(rv.any() & x.can_book)
@@ -229,18 +240,24 @@ class HtaxPipelined(Htax):
         with m.If(x.book):
             m.d.sync += [bk.eq(1), bk_dst.eq(x.book_dst), bk_vc.eq(x.book_vc)]
 
-        # Read engine (shared with Htax) loading the looked-up packet, with the write register (the beat
-        # an output takes) behind its read register.
+        # Read engine (shared with Htax) loading the looked-up packet, with the write register w (the
+        # beat an output takes) behind its read register, and a skid register s between them: the read
+        # register is emptied whenever s is empty (a register), so an output's take (w_take, from the
+        # outputs' wsel) ends at w and s and does not reach into the read engine.  Beats leave in
+        # order: w, then s, then the read register.
         x.w_valid = Signal(name=f"{p}w_valid")
         x.w_dst = Signal(n, name=f"{p}w_dst")                    # the beat's output, one-hot
         x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
         x.w_take = Signal(name=f"{p}w_take")
         w_free = Signal(name=f"{p}w_free")
+        x.s_valid = Signal(name=f"{p}s_valid")
+        x.s_dst = Signal(n, name=f"{p}s_dst")
+        x.s_beat = Signal(HtaxBeat, name=f"{p}s_beat")
         load = Signal(name=f"{p}load")
         # near: fewer than _IN_AHEAD beats of the current packet are still to read (enb - ek), kept in a
         # register next to the engine's so the grant step does not start with a subtraction.
         x.near = Signal(name=f"{p}near")
-        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=w_free,
+        c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=~x.s_valid,
                                               start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
         m.d.comb += [
             x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
@@ -282,14 +299,22 @@ class HtaxPipelined(Htax):
                 nx_vc.eq(bk_vc), nx_cls.eq(Mux(head_err, x.err_cls, bk_vc)),
             ]
 
-        with m.If(x.rd_valid & w_free):
+        rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
+        rd_dst = Signal(n, name=f"{p}rd_dst_oh")
+        m.d.comb += [
+            rd_beat.word.eq(x.rp.data), rd_beat.vc.eq(x.rd_vc), rd_beat.first.eq(x.rd_first),
+            rd_beat.last.eq(x.rd_last), rd_dst.eq(Const(1, n) << x.rd_dst),
+        ]
+        with m.If(w_free):
+            # w takes s's beat, else the read register's (s is empty then)
             m.d.sync += [
-                x.w_valid.eq(1), x.w_dst.eq(Const(1, n) << x.rd_dst),
-                x.w_beat.word.eq(x.rp.data),
-                x.w_beat.vc.eq(x.rd_vc), x.w_beat.first.eq(x.rd_first), x.w_beat.last.eq(x.rd_last),
+                x.w_valid.eq(x.s_valid | x.rd_valid), x.s_valid.eq(0),
+                x.w_dst.eq(Mux(x.s_valid, x.s_dst, rd_dst)),
+                x.w_beat.eq(Mux(x.s_valid, x.s_beat.as_value(), rd_beat.as_value())),
             ]
-        with m.Elif(x.w_take):
-            m.d.sync += x.w_valid.eq(0)
+        with m.Elif(~x.s_valid):
+            # w stays: the read register's beat waits in s
+            m.d.sync += [x.s_valid.eq(x.rd_valid), x.s_dst.eq(rd_dst), x.s_beat.eq(rd_beat)]
 
         x.bk, x.bk_dst, x.bk_vc, x.nx, x.nx_slot, x.nx_nb, x.nx_dst, x.nx_vc, x.nx_cls = (
             bk, bk_dst, bk_vc, nx, nx_slot, nx_nb, nx_dst, nx_vc, nx_cls)

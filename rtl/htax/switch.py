@@ -302,7 +302,8 @@ class Htax(wiring.Component):
         self._engine(m, i, x)
         return x
 
-    def _slots(self, m, i, *, registered_ready=False, registered_has=False, header_memory=False):
+    def _slots(self, m, i, *, registered_ready=False, registered_has=False, registered_low=False,
+               header_memory=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -316,6 +317,10 @@ class Htax(wiring.Component):
         ``registered_has``: ``x.has`` comes from a register, set from the queue counters' next values
         (the same value one cycle's logic earlier: a register cut between the counters and the
         requests).
+
+        ``registered_low``: the lowest free slot comes from a register, set from the slots as they will
+        be after this cycle's release and allocation (the same slot: a register cut between the slot
+        state and the writer's allocation).
 
         ``header_memory``: the headers live in the data memory beside their data words (92-bit words,
         16 per slot: data word ``k`` at ``k - 1``, the header at 15) instead of in a register per slot,
@@ -385,8 +390,9 @@ class Htax(wiring.Component):
         free_bits = Signal(nslots, name=f"{p}free")
         m.d.comb += free_bits.eq(~occ_vec)
         # The lowest free slot, one-hot (it selects the slot registers directly) and as an index.
-        low = Signal(nslots, name=f"{p}free_low")
-        m.d.comb += low.eq(lowest(free_bits))
+        low = Signal(nslots, init=1, name=f"{p}free_low")
+        if not registered_low:
+            m.d.comb += low.eq(lowest(free_bits))
         first_free = one_hot_index(m, low, name=f"{p}free_idx")
 
         # ---- writer: header decode, slot allocation, data words -------------------------------
@@ -524,6 +530,12 @@ class Htax(wiring.Component):
             for k in range(nslots):
                 with m.If(x.rel_slot == k):
                     m.d.sync += occ[k].eq(0)
+        if registered_low:
+            # The free slots after this cycle's release, without and with this cycle's allocation (of
+            # slot low): both from registers, the allocation chooses at the register.
+            after_rel = Signal(nslots, name=f"{p}free_after_release")
+            m.d.comb += after_rel.eq(free_bits | Cat(release & (x.rel_slot == k) for k in range(nslots)))
+            m.d.sync += low.eq(Mux(alloc, lowest(after_rel & ~low), lowest(after_rel)))
 
         def count(counter, up, down):
             with m.If(up & ~down):
@@ -579,7 +591,7 @@ class Htax(wiring.Component):
         x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
             occ, snb, sdst, svc, serr, shdr, older, qcnt, elig)
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
-        x.alloc_slot, x.alloc_err, x.ready, x.alloc = alloc_slot, alloc & ~good, ready, alloc
+        x.alloc_slot, x.alloc_err, x.ready, x.alloc, x.low = alloc_slot, alloc & ~good, ready, alloc, low
         x.cnt, x.shared, x.res, x.err_cls, x.nslots = cnt, shared, res, err_cls, nslots
         x.classes, x.rp, x.header_memory = classes, rp, header_memory
         return x

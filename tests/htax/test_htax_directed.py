@@ -29,4 +29,4 @@ def test_directed_pipelined():
     output opens for the next booking once the booked header has arrived)."""
     run_cocotb(HtaxPipelined(ports=4, slots_per_vc=1, shared_slots=3, out_depth=32),
                name="htaxp_p4_s1_sh3_d32", test_module="tests.htax.tb_htax_directed",
-               params={"ports": 4, "slots": 4, "latency": 8, "buffered": 32, "booking_gap": 6})
+               params={"ports": 4, "slots": 4, "latency": 9, "buffered": 32, "booking_gap": 6})
