@@ -293,6 +293,8 @@ class HtaxProperties(Elaboratable):
                 m.d.comb += Assert(st["wsel_oh"][o] == (1 << st["wsel"][o]))
             with m.If(st["obk"][o]):
                 m.d.comb += Assert(st["obk_in_oh"][o] == (1 << st["obk_in"][o]))
+                # a registered grant never meets a booked output (the accept step has no obk term)
+                m.d.comb += Assert(st["g"][o] == 0)
 
     @staticmethod
     def _link_invariants(m, st, checkers):

@@ -19,18 +19,19 @@ only: the other VCs of the output keep moving (fig. 6-7).
 Matching.  One iSLIP iteration in two registered steps: *grant* (each output that has no booking
 picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
 booking waiting, a packet of the VC for the output not yet booked, and the output's buffer for the VC
-has ``MAX_DATA_WORDS + 1`` beats unreserved) and *accept* (each input picks one of the registered
-grants that are still valid round-robin).  An accepted grant is a *booking*: the input's queue counter
-drops by one, the pointers move past the accepted input, output and VC, and the output takes the
-packet's beats of the VC's buffer.  The outputs learn the accept one cycle after the inputs (from a
-register at each input), so an output whose grant is out grants nothing in that cycle.
+has ``MAX_DATA_WORDS + 1`` beats unreserved; the outputs read a copy of the inputs' request flags,
+one cycle later) and *accept* (each input picks one of the registered grants that are still valid
+round-robin).  An accepted grant is a *booking*: the input's queue counter drops by one, the pointers
+move past the accepted input, output and VC, and the output takes the packet's beats of the VC's
+buffer.  The outputs learn the accept one cycle after the inputs (from a register at each input), so
+an output whose grant is out, or that learns an accept, grants nothing in that cycle.
 
 Transfer.  A booked input looks up the head of the booked queue (the oldest packet not being sent), and
 its read engine sends it beat by beat (cut-through: a word is read once the writer has stored it)
-through a read register and a write register.  Every output takes beats from one input at a time
-(``wsel``): the current writer until its last beat, then the input it has booked.  A booked input whose
-output is still taking another input's packet waits with its header in the write register.  The
-output's space was reserved at the booking, so a transfer never waits for a sink.
+through a read register, a skid register and a write register.  Every output takes beats from one
+input at a time (``wsel``): the current writer until its last beat, then the input it has booked.  A
+booked input whose output is still taking another input's packet waits with its header in the write
+register.  The output's space was reserved at the booking, so a transfer never waits for a sink.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -146,6 +147,7 @@ class HtaxPipelined(Htax):
         g = [Signal(n, name=f"o{o}_grant_q") for o in range(n)]        # registered grants, one-hot
         g_vc = [Signal(2, name=f"o{o}_grant_vc") for o in range(n)]
         g_vc_d = [Signal(2, name=f"o{o}_grant_vc_d") for o in range(n)]   # g_vc one cycle later
+        book_o = [Signal(n, name=f"o{o}_book") for o in range(n)]      # accepts learned, one-hot
         for o in range(n):
             req, vc_of = [], []
             # (The VC choice ignores can_book and o_open, and o_open gates the grant at its register:
@@ -161,25 +163,26 @@ class HtaxPipelined(Htax):
             grant = round_robin(m, req_sig, gptr[o], name=f"o{o}_grant")
             # An output whose grant is being accepted or refused now grants nothing in this cycle: it
             # learns the accept one cycle later (a_q, below), and until then a second input could take
-            # its next grant.
+            # its next grant.  Nor does it grant while it learns an accept (book_o): its booking flag
+            # obk is set at the end of that cycle, so a registered grant never meets a booked output
+            # and the accept step needs no obk term.
             # The granted VC: selected from the registered VC choices in the accept step, beside the
             # accept arbiters (instead of behind the grant arbiter).
             vc_q = [Signal(2, name=f"o{o}_i{i}_vc_q") for i in range(n)]
-            m.d.sync += [g[o].eq(Mux(o_open[o] & ~g[o].any(), grant, 0)),
+            m.d.sync += [g[o].eq(Mux(o_open[o] & ~g[o].any() & ~book_o[o].any(), grant, 0)),
                          Cat(vc_q).eq(Cat(vc_of)), g_vc_d[o].eq(g_vc[o])]
             m.d.comb += g_vc[o].eq(one_hot_select(m, g[o], vc_q, name=f"o{o}_grant_vc"))
 
         # ---- matching, step 2: accept (registered bookings) --------------------------------------
-        # A grant is still valid when the output has no booking and the input can book (both may have
-        # changed since the grant: the other bookings of the last cycle).  The input's queue and the
-        # output's space cannot have shrunk: only a booking of that input or output shrinks them.
-        # The input takes its booking at once; the outputs learn it one cycle later from a register at
-        # the input (a_q), so no path crosses the switch twice in a cycle.
-        book_o = [Signal(n, name=f"o{o}_book") for o in range(n)]      # one-hot over inputs
+        # A grant is still valid when the input can book (it may have booked in the last cycle; the
+        # output has no booking: above).  The input's queue and the output's space cannot have shrunk:
+        # only a booking of that input or output shrinks them.  The input takes its booking at once;
+        # the outputs learn it one cycle later from a register at the input (a_q), so no path crosses
+        # the switch twice in a cycle.
         acc = []
         for i, x in enumerate(inputs):
             gi = Signal(n, name=f"i{i}_granted")
-            m.d.comb += gi.eq(Cat(g[o][i] & ~obk[o] for o in range(n)))
+            m.d.comb += gi.eq(Cat(g[o][i] for o in range(n)))
             a = Signal(n, name=f"i{i}_accepted")          # can_book gates behind the arbiter
             m.d.comb += a.eq(Mux(x.can_book, round_robin(m, gi, aptr[i], name=f"i{i}_accept"), 0))
             ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
@@ -206,7 +209,7 @@ class HtaxPipelined(Htax):
                    for o in range(n)]
 
         self._drop_counters(m, inputs, registered=True)
-        self._state = dict(inputs=inputs, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
+        self._state = dict(inputs=inputs, g=g, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
                            wsel_oh=wsel_oh, obk_in_oh=obk_in_oh, buffers=buffers)
         return m
 

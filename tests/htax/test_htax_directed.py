@@ -23,7 +23,7 @@ def test_directed_one_slot():
 
 @pytest.mark.cocotb
 def test_directed_pipelined():
-    """The pipelined switch with the same slots: 8 cycles zero-load latency, its output buffers (32
+    """The pipelined switch with the same slots: 9 cycles zero-load latency, its output buffers (32
     beats per VC: room for two 9-beat bookings) hold up to 32 more one-beat packets per VC and
     output, one-beat packets from one input to one output every 6 cycles (one booking at a time; the
     output opens for the next booking once the booked header has arrived)."""
