@@ -19,8 +19,8 @@ only: the other VCs of the output keep moving (fig. 6-7).
 Matching.  One iSLIP iteration in two registered steps: *grant* (each output that has no booking
 picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
 booking waiting, a packet of the VC for the output not yet booked, and the output's buffer for the VC
-has ``MAX_DATA_WORDS + 1`` beats unreserved; the outputs read a copy of the inputs' request flags,
-one cycle later) and *accept* (each input picks one of the registered grants that are still valid
+has ``MAX_DATA_WORDS + 1`` beats unreserved; the request flags count a new packet one cycle after
+its header, from registers) and *accept* (each input picks one of the registered grants that are still valid
 round-robin).  An accepted grant is a *booking*: the input's queue counter drops by one, the pointers
 move past the accepted input, output and VC, and the output takes the packet's beats of the VC's
 buffer.  The outputs learn the accept one cycle after the inputs (from a register at each input), so
@@ -130,15 +130,6 @@ class HtaxPipelined(Htax):
                   for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])
-        # The grant step reads a copy of every input's ``has`` flags, one cycle later (a register at
-        # the input beside its queue counters, its copy at the outputs: the counters' logic stays at
-        # the input).  The copy lags only by a cycle of the queue counters: a booking's q_dec comes
-        # one cycle after the accept, and the input requests again (can_book, not delayed) three cycles
-        # after it at the earliest (bk, then nx hold can_book low), when the copy shows the counter.
-        has_q = [[[Signal(name=f"i{i}_vc{v}_o{o}_has_q") for o in range(n)] for v in vcs]
-                 for i in range(n)]
-        for i, x in enumerate(inputs):
-            m.d.sync += [has_q[i][v][o].eq(x.has[v][o]) for v in vcs for o in range(n)]
 
         # ---- matching, step 1: grant (registered) -----------------------------------------------
         vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
@@ -154,7 +145,7 @@ class HtaxPipelined(Htax):
             # the same grants, with those terms beside the arbiters instead of in front of them.)
             for i, x in enumerate(inputs):
                 rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
-                m.d.comb += rv.eq(Cat(has_q[i][v][o] for v in vcs) & space_ok[o])
+                m.d.comb += rv.eq(Cat(x.has[v][o] for v in vcs) & space_ok[o])
                 gv = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
                 vc_of.append(one_hot_index(m, gv, name=f"o{o}_i{i}_vc"))
                 req.append(rv.any() & x.can_book)

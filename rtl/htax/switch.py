@@ -316,7 +316,9 @@ class Htax(wiring.Component):
 
         ``registered_has``: ``x.has`` comes from a register, set from the queue counters' next values
         (the same value one cycle's logic earlier: a register cut between the counters and the
-        requests).
+        requests), and the queue counters count an allocation one cycle after it, from registers (a
+        register cut between the header decode and the counters, which sit beside their consumers,
+        the outputs' grant steps: ``has`` shows a new packet two cycles after its header moved).
 
         ``registered_low``: the lowest free slot comes from a register, set from the slots as they will
         be after this cycle's release and allocation (the same slot: a register cut between the slot
@@ -543,9 +545,16 @@ class Htax(wiring.Component):
             with m.Elif(down & ~up):
                 m.d.sync += counter.eq(counter - 1)
 
+        if registered_has:
+            q_up = Signal(name=f"{p}q_up")
+            q_up_vc = Signal(2, name=f"{p}q_up_vc")
+            q_up_dst = Signal(range(n), name=f"{p}q_up_dst")
+            m.d.sync += [q_up.eq(alloc), q_up_vc.eq(alloc_vc), q_up_dst.eq(alloc_dst)]
+        else:
+            q_up, q_up_vc, q_up_dst = alloc, alloc_vc, alloc_dst
         for v in range(NUM_VCS):
             for o in range(n):
-                up = alloc & (alloc_vc == v) & (alloc_dst == o)
+                up = q_up & (q_up_vc == v) & (q_up_dst == o)
                 down = x.q_dec & (x.q_dec_vc == v) & (x.q_dec_dst == o)
                 count(qcnt[v][o], up, down)
                 if registered_has:
