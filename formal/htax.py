@@ -21,14 +21,16 @@
   buffers), the link rules and the fresh-``ready`` rule of ``links`` on every output, every offered
   header well formed, for that output and on its beat's VC, never more headers out than in, a free slot
   for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
-  registered there), each read engine's look-ahead flag (``near``) equal to its beats still to read
-  being below ``_IN_AHEAD``, a one-hot write-register output ``w_dst``, the one-hot copies of ``wsel``
-  and ``obk_in`` equal to the binary ones, the registered request flags ``has`` equal to "queue not
-  empty", the head lookup from the registered queue heads equal to a search of the current slots (and
-  never empty), every header read from the data memory well formed and equal in output, VC and length to
-  what the read engine reads, and every output buffer's free space plus its beats plus a beat on its way
-  in at most its depth (no overflow). Not yet k-induction: the invariants of the pipelined matching are
-  not written (``docs/htax.md``).
+  registered there), the registered lowest free slot equal to the lowest free slot, each read
+  engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``, a
+  one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
+  only behind a full write register), the one-hot copies of ``wsel`` and ``obk_in`` equal to the
+  binary ones, no registered grant of a booked output, the registered request flags ``has`` equal to
+  "queue not empty", the head lookup from the registered queue heads equal to a search of the current
+  slots (and never empty), every header read from the data memory well formed and equal in output, VC
+  and length to what the read engine reads, and every output buffer's free space plus its beats plus a
+  beat on its way in at most its depth (no overflow). Not yet k-induction: the invariants of the
+  pipelined matching are not written (``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq

@@ -20,10 +20,10 @@ Matching.  One iSLIP iteration in two registered steps: *grant* (each output tha
 picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
 booking waiting, a packet of the VC for the output not yet booked, and the output's buffer for the VC
 has ``MAX_DATA_WORDS + 1`` beats unreserved; the request flags count a new packet one cycle after
-its header, from registers) and *accept* (each input picks one of the registered grants that are still valid
-round-robin).  An accepted grant is a *booking*: the input's queue counter drops by one, the pointers
-move past the accepted input, output and VC, and the output takes the packet's beats of the VC's
-buffer.  The outputs learn the accept one cycle after the inputs (from a register at each input), so
+its header, from registers) and *accept* (each input picks one of the registered grants that are
+still valid round-robin).  An accepted grant is a *booking*: the input's queue counter drops by one,
+the pointers move past the accepted input, output and VC, and the output takes the packet's beats of
+the VC's buffer.  The outputs learn the accept one cycle after the inputs (from a register at each input), so
 an output whose grant is out, or that learns an accept, grants nothing in that cycle.
 
 Transfer.  A booked input looks up the head of the booked queue (the oldest packet not being sent), and
@@ -293,12 +293,9 @@ class HtaxPipelined(Htax):
                 nx_vc.eq(bk_vc), nx_cls.eq(Mux(head_err, x.err_cls, bk_vc)),
             ]
 
-        rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
+        rd_beat = x.rd_beat
         rd_dst = Signal(n, name=f"{p}rd_dst_oh")
-        m.d.comb += [
-            rd_beat.word.eq(x.rp.data), rd_beat.vc.eq(x.rd_vc), rd_beat.first.eq(x.rd_first),
-            rd_beat.last.eq(x.rd_last), rd_dst.eq(Const(1, n) << x.rd_dst),
-        ]
+        m.d.comb += rd_dst.eq(Const(1, n) << x.rd_dst)
         with m.If(w_free):
             # w takes s's beat, else the read register's (s is empty then)
             m.d.sync += [

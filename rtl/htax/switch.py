@@ -635,13 +635,6 @@ class Htax(wiring.Component):
             x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c.vc), x.q_dec_dst.eq(c.dst),
         ]
 
-        x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
-        m.d.comb += [
-            x.rd_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data)),
-            x.rd_beat.vc.eq(x.rd_vc),
-            x.rd_beat.first.eq(x.rd_first),
-            x.rd_beat.last.eq(x.rd_last),
-        ]
 
     def _read_engine(self, m, p, x, *, load, start, rd_taken):
         """Read one packet's beats from the input's slots into a read register (shared by both
@@ -656,7 +649,8 @@ class Htax(wiring.Component):
         Sets on ``x`` the engine state ``act`` (a packet is being read), ``eslot``, ``ek`` (next beat,
         0 = header), ``enb``, ``edst``, ``evc``, ``ecls`` and the read register ``rd_valid``,
         ``rd_first``, ``rd_last``, ``rd_dst``, ``rd_vc``, ``rd_hdr`` (the data word is ``x.rp.data``;
-        with ``header_memory`` every word, and ``rd_hdr`` is the port's data seen as a header).
+        with ``header_memory`` every word, and ``rd_hdr`` is the port's data seen as a header), and
+        ``rd_beat``, the read register as a link beat.
         Returns the issued beat's selection ``c`` (``slot``, ``k``, ``nb``, ``dst``, ``vc``, ``cls``),
         ``issue`` and ``is_last``.
         """
@@ -679,8 +673,14 @@ class Htax(wiring.Component):
         x.rd_dst = Signal(range(n), name=f"{p}rd_dst")
         x.rd_vc = Signal(2, name=f"{p}rd_vc")
         x.rd_hdr = Signal(HtaxHeader, name=f"{p}rd_hdr")
+        # the read register as a link beat: the header from rd_hdr, a data word from the memory port
+        # (with header_memory every word from the port)
+        x.rd_beat = Signal(HtaxBeat, name=f"{p}rd_beat")
         if x.header_memory:
-            m.d.comb += x.rd_hdr.eq(x.rp.data)
+            m.d.comb += [x.rd_hdr.eq(x.rp.data), x.rd_beat.word.eq(x.rp.data)]
+        else:
+            m.d.comb += x.rd_beat.word.eq(Mux(x.rd_first, x.rd_hdr.as_value(), x.rp.data))
+        m.d.comb += [x.rd_beat.vc.eq(x.rd_vc), x.rd_beat.first.eq(x.rd_first), x.rd_beat.last.eq(x.rd_last)]
 
         # The beat to issue: the new packet's header, or the next beat of the current one.
         c = SimpleNamespace(
