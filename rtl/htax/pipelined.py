@@ -356,7 +356,9 @@ class HtaxPipelined(Htax):
         m.d.sync += [ow_vc.eq(Mux(w_ok, Const(1, NUM_VCS) << w_beat.vc.as_value(), 0)), ow.eq(w_beat)]
 
         # VC queues: a LUT RAM FIFO per VC, followed by ow, which the link engine takes directly when the
-        # FIFO is empty (bypass: it is then the queue's only beat).
+        # FIFO is empty (bypass: it is then the queue's only beat).  ow's beat is always written (push
+        # = in_ow) and a beat that leaves always pops: a bypassed beat is written at wp == rp and read
+        # past in the same cycle, so the RAM's write enable does not wait for the link engine.
         cnt = [Signal(range(depth + 1), name=f"{p}vc{v}_count") for v in vcs]
         wp = [Signal(range(depth), name=f"{p}vc{v}_wp") for v in vcs]
         rdp = [Signal(range(depth), name=f"{p}vc{v}_rp") for v in vcs]
@@ -374,8 +376,8 @@ class HtaxPipelined(Htax):
             rport = mem.read_port(domain="comb")
             m.d.comb += [
                 in_ow[v].eq(ow_vc[v]),
-                pop[v].eq(leave[v] & buffered[v]),
-                push[v].eq(in_ow[v] & ~(leave[v] & ~buffered[v])),
+                pop[v].eq(leave[v]),
+                push[v].eq(in_ow[v]),
                 wport.en.eq(push[v]), wport.addr.eq(wp[v]),
                 wport.data.word.eq(ow.word), wport.data.first.eq(ow.first), wport.data.last.eq(ow.last),
                 rport.addr.eq(rdp[v]),
@@ -388,8 +390,11 @@ class HtaxPipelined(Htax):
             with m.If(pop[v]):
                 m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
             m.d.sync += cnt[v].eq(cnt[v] + push[v] - pop[v])
-            # buffered = (cnt != 0), registered from the count's next value
-            m.d.sync += buffered[v].eq(Mux(push[v], 1, Mux(pop[v], cnt[v] != 1, buffered[v])))
+            # buffered = (cnt != 0), registered from the count's next value (a push with a pop keeps it)
+            with m.If(push[v] & ~pop[v]):
+                m.d.sync += buffered[v].eq(1)
+            with m.If(pop[v] & ~push[v]):
+                m.d.sync += buffered[v].eq(cnt[v] != 1)
             # Space: a booking takes its packet's beats (1 + booked_nb) one cycle after the output
             # learns it (bk1: the input's head lookup is registered by then; the output is not granted
             # before, its booking flag obk is set); every beat that leaves the queue frees one, one
