@@ -11,10 +11,11 @@ Inputs.  The packet slots, writer, virtual output queues, slot accounting and er
 yet *booked* (instead of not yet sent).
 
 Outputs.  Every output has a buffer per VC (``out_depth`` beats, LUT RAM) and a link engine that
-sends whole packets from the buffers, choosing among the VCs round-robin, only on a VC whose sink is
-ready, and not on the VC of a packet whose last beat moves in the same cycle unless the sink promises
-``ready2`` (the fresh-``ready`` rule of :class:`Htax`).  A sink that refuses a VC fills that VC's buffer
-only: the other VCs of the output keep moving (fig. 6-7).
+sends whole packets from the buffers, choosing among the VCs round-robin one cycle ahead (the choice
+is a register, among the VCs with a beat whose sink is ready), and starting a packet on it only if the
+VC's sink is ready in the cycle of the start, and not on the VC of a packet whose last beat moves in
+that cycle unless the sink promises ``ready2`` (the fresh-``ready`` rule of :class:`Htax`).  A sink
+that refuses a VC fills that VC's buffer only: the other VCs of the output keep moving (fig. 6-7).
 
 Matching.  One iSLIP iteration in two registered steps: *grant* (each output that has no booking
 picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
@@ -403,7 +404,10 @@ class HtaxPipelined(Htax):
             m.d.comb += take_v.eq(Mux(bk1 & (bk1_vc == v), 1 + booked_nb, 0))
             m.d.sync += [leave_q[v].eq(leave[v]), space[v].eq(space[v] - take_v + leave_q[v])]
 
-        # Link engine: whole packets from the buffers, round-robin over the VCs that may start.
+        # Link engine: whole packets from the buffers, round-robin over the VCs that may start.  The
+        # choice between packets is a register (``pick``, made one cycle ahead) that the cycle of the
+        # start only confirms, so no path runs from the buffers' state through the round robin into
+        # the 64-bit output register.
         o_valid = Signal(name=f"{p}valid")
         o_beat = Signal(HtaxBeat, name=f"{p}beat")
         in_pkt = Signal(name=f"{p}in_pkt")
@@ -422,23 +426,32 @@ class HtaxPipelined(Htax):
         last_vc = Signal(NUM_VCS, name=f"{p}last_vc")
         start_ok = Signal(NUM_VCS, name=f"{p}start_ok")
         m.d.comb += start_ok.eq(nonempty & port.ready & ~(last_vc & ~port.ready2))
-        pick = round_robin(m, start_ok, vptr, name=f"{p}link_vc")
-        # The source VC, one-hot, or 0: the current packet's (cur_vc) while its next beat is there, or
-        # the picked one.  A VC's beat leaves when o_free and the source is that VC.
+        # pick: the round robin's choice among the VCs with a beat whose sink is ready, registered; a
+        # packet starts on it in the next cycle if that VC may start then (start_ok, with the fresh-
+        # ready rule of that cycle).  (The pointer moves one cycle after a start, so a VC of one-beat
+        # packets may start twice in a row before the next VC's turn.)
+        pick = Signal(NUM_VCS, name=f"{p}link_vc_pick")
+        m.d.sync += pick.eq(round_robin(m, nonempty & port.ready, vptr, name=f"{p}link_vc"))
+        # The VC whose head is read (cand, one-hot, from registers only) and the source VC (src,
+        # one-hot, or 0): the current packet's while its next beat is there, or the confirmed pick.
+        # A VC's beat leaves when o_free and the source is that VC.
+        cand = Signal(NUM_VCS, name=f"{p}cand")
+        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, pick))
         src = Signal(NUM_VCS, name=f"{p}src")
-        m.d.comb += src.eq(Mux(in_pkt, cur_vc & nonempty, pick))
+        m.d.comb += src.eq(cand & Mux(in_pkt, nonempty, start_ok))
         nxt = Signal(_BufEntry, name=f"{p}next")
-        m.d.comb += nxt.eq(one_hot_select(m, src, [h.as_value() for h in head], name=f"{p}next_sel"))
+        m.d.comb += nxt.eq(one_hot_select(m, cand, [h.as_value() for h in head], name=f"{p}next_sel"))
         take = Signal(name=f"{p}take")
         m.d.comb += take.eq(o_free & src.any())
         for v in vcs:
             m.d.comb += leave[v].eq(o_free & src[v])
+        # o_beat loads whenever it is free (its content does not matter while o_valid is low)
         with m.If(o_free):
-            m.d.sync += [o_valid.eq(src.any()), last_vc.eq(Mux(nxt.last, src, 0))]
+            m.d.sync += [o_valid.eq(src.any()), last_vc.eq(Mux(nxt.last, src, 0)),
+                         o_beat.word.eq(nxt.word), o_beat.vc.eq(one_hot_index(m, cand, name=f"{p}src_idx")),
+                         o_beat.first.eq(nxt.first), o_beat.last.eq(nxt.last)]
         with m.If(take):
-            m.d.sync += [o_beat.word.eq(nxt.word), o_beat.vc.eq(one_hot_index(m, src, name=f"{p}src_idx")),
-                         o_beat.first.eq(nxt.first), o_beat.last.eq(nxt.last), in_pkt.eq(~nxt.last),
-                         cur_vc.eq(src)]
+            m.d.sync += [in_pkt.eq(~nxt.last), cur_vc.eq(src)]
             with m.If(~in_pkt):
-                m.d.sync += vptr.eq(past_one_hot(m, pick, name=f"{p}link_vc_past"))
+                m.d.sync += vptr.eq(past_one_hot(m, src, name=f"{p}link_vc_past"))
         return cnt, in_ow

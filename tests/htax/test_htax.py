@@ -241,9 +241,11 @@ def test_pipelined_registered_ready_accounting(shared):
                     sent[i] += 1
                     held[i] = None
             await ctx.tick()
-        # All out, and traffic flowed throughout: about 490-520 packets with no shared slot, 600 with 3
-        # (one-beat packets, 9-beat buffers, sinks refusing at random); a stall would leave far fewer.
-        assert delivered == sum(sent) > 400, f"seed {seed}: sent {sent}, delivered {delivered}"
+        # All out, and traffic flowed throughout: about 410-425 packets with no shared slot, 510-530
+        # with 2 or 3 (one-beat packets; a 9-beat buffer holds one booking per output and VC, so each
+        # waits for the round trip grant -> link -> space; sinks refusing at random); a stall would
+        # leave far fewer.
+        assert delivered == sum(sent) > 350, f"seed {seed}: sent {sent}, delivered {delivered}"
 
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
