@@ -25,7 +25,8 @@
   engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the one-hot copies of ``wsel`` and ``obk_in`` equal to the
-  binary ones, no registered grant of a booked output, the registered request flags ``has`` equal to
+  binary ones, no registered grant of a booked output, the registered room flags (``space_ok``) exact
+  whenever the output may grant, the registered request flags ``has`` equal to
   "queue not empty", the head lookup from the registered queue heads equal to a search of the current
   slots (and never empty), every header read from the data memory well formed and equal in output, VC
   and length to what the read engine reads, and every output buffer's free space plus its beats plus a
@@ -40,7 +41,7 @@ from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
 from rtl.common.htax_rules import data_beats, link_rules, sink_rules
 from rtl.htax import Htax, HtaxPipelined
-from rtl.htax.pipelined import _IN_AHEAD
+from rtl.htax.pipelined import _IN_AHEAD, _RESERVE
 from rtl.htax.rr import lowest
 
 
@@ -291,6 +292,9 @@ class HtaxProperties(Elaboratable):
         for o in range(n):
             for v, (cnt, in_ow) in enumerate(zip(*st["buffers"][o], strict=True)):
                 m.d.comb += Assert(st["space"][o][v] + cnt + in_ow <= dut.out_depth)
+                # the registered "room for a booking" flag is exact whenever the output may grant
+                with m.If(st["o_open"][o]):
+                    m.d.comb += Assert(st["space_ok"][o][v] == (st["space"][o][v] >= _RESERVE))
             with m.If(st["wact"][o]):
                 m.d.comb += Assert(st["wsel_oh"][o] == (1 << st["wsel"][o]))
             with m.If(st["obk"][o]):

@@ -114,11 +114,8 @@ class HtaxPipelined(Htax):
         space = [[Signal(range(depth + 1), init=depth, name=f"o{o}_vc{v}_space") for v in vcs]
                  for o in range(n)]
         o_open = [Signal(name=f"o{o}_open") for o in range(n)]        # may be granted (_output)
-        space_ok = []
-        for o in range(n):
-            ok = Signal(NUM_VCS, name=f"o{o}_space_ok")
-            m.d.comb += ok.eq(Cat(space[o][v] >= _RESERVE for v in vcs))
-            space_ok.append(ok)
+        # space_ok[o] bit v: space[o][v] >= _RESERVE, a register (_output) that is exact whenever o_open
+        space_ok = [Signal(NUM_VCS, init=(1 << NUM_VCS) - 1, name=f"o{o}_space_ok") for o in range(n)]
         # sel[i][o]: output o takes beats from input i now
         sel = []
         for i in range(n):
@@ -195,14 +192,15 @@ class HtaxPipelined(Htax):
                              obk[o].eq(1), obk_in[o].eq(bi), obk_in_oh[o].eq(book_o[o])]
 
         # ---- outputs ---------------------------------------------------------------------------
-        buffers = [self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], o_open[o],
-                                wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
+        buffers = [self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], space_ok[o],
+                                o_open[o], wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
                                 book=book_o[o].any(), book_vc=g_vc_d[o])
                    for o in range(n)]
 
         self._drop_counters(m, inputs, registered=True)
         self._state = dict(inputs=inputs, g=g, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
-                           wsel_oh=wsel_oh, obk_in_oh=obk_in_oh, buffers=buffers)
+                           space_ok=space_ok, o_open=o_open, wsel_oh=wsel_oh, obk_in_oh=obk_in_oh,
+                           buffers=buffers)
         return m
 
     # -------------------------------------------------------------------------------------------
@@ -313,8 +311,8 @@ class HtaxPipelined(Htax):
         x.cur, x.busy, x.hit = cur, busy, hit
 
     # -------------------------------------------------------------------------------------------
-    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, o_open, *, wsel_oh, obk_in_oh, book,
-                book_vc):
+    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, space_ok, o_open, *, wsel_oh, obk_in_oh,
+                book, book_vc):
         """Write side (``wsel``), VC buffers and link engine of output ``o``; returns per VC the
         buffer's beat count and whether ``ow`` holds a beat of the VC (for the formal checks)."""
         depth = self._depth
@@ -403,6 +401,11 @@ class HtaxPipelined(Htax):
             take_v = Signal(range(_RESERVE + 1), name=f"{p}vc{v}_booked_beats")
             m.d.comb += take_v.eq(Mux(bk1 & (bk1_vc == v), 1 + booked_nb, 0))
             m.d.sync += [leave_q[v].eq(leave[v]), space[v].eq(space[v] - take_v + leave_q[v])]
+            # space_ok: "space >= _RESERVE" for the grant step, registered from the next space without
+            # the booking's take: in the cycle after a take the output is not open (obk is set, or
+            # the booked input has just become the writer and its header is not yet in: whdr is low),
+            # and from the cycle after that on the flag is exact again (formal: exact when open).
+            m.d.sync += space_ok[v].eq(Mux(leave_q[v], space[v] >= _RESERVE - 1, space[v] >= _RESERVE))
 
         # Link engine: whole packets from the buffers, round-robin over the VCs that may start.  The
         # choice between packets is a register (``pick``, made one cycle ahead) that the cycle of the
