@@ -12,9 +12,10 @@ yet *booked* (instead of not yet sent).
 
 Outputs.  Every output has a buffer per VC (``out_depth`` beats, LUT RAM) and a link engine that
 sends whole packets from the buffers, choosing among the VCs round-robin one cycle ahead (the choice
-is a register, among the VCs with a beat whose sink is ready), and starting a packet on it only if the
-VC's sink is ready in the cycle of the start, and not on the VC of a packet whose last beat moves in
-that cycle unless the sink promises ``ready2`` (the fresh-``ready`` rule of :class:`Htax`).  A sink
+is a register, among the VCs with a beat whose sink is ready; without one, the VC of the beat that has
+just arrived), and starting a packet on it only if the VC's sink is ready in the cycle of the start,
+and not on the VC of a packet whose last beat moves in that cycle unless the sink promises ``ready2``
+(the fresh-``ready`` rule of :class:`Htax`).  A sink
 that refuses a VC fills that VC's buffer only: the other VCs of the output keep moving (fig. 6-7).
 
 Matching.  One iSLIP iteration in two registered steps: *grant* (each output that has no booking
@@ -436,10 +437,12 @@ class HtaxPipelined(Htax):
         pick = Signal(NUM_VCS, name=f"{p}link_vc_pick")
         m.d.sync += pick.eq(round_robin(m, nonempty & port.ready, vptr, name=f"{p}link_vc"))
         # The VC whose head is read (cand, one-hot, from registers only) and the source VC (src,
-        # one-hot, or 0): the current packet's while its next beat is there, or the confirmed pick.
-        # A VC's beat leaves when o_free and the source is that VC.
+        # one-hot, or 0): the current packet's while its next beat is there, or the confirmed pick;
+        # with no pick (no VC had a beat for a ready sink in the last cycle), the VC of the beat that
+        # has just arrived in ow (one-hot in_ow), so a beat into an empty output leaves without
+        # waiting for a pick.  A VC's beat leaves when o_free and the source is that VC.
         cand = Signal(NUM_VCS, name=f"{p}cand")
-        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, pick))
+        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, Mux(pick.any(), pick, Cat(in_ow))))
         src = Signal(NUM_VCS, name=f"{p}src")
         m.d.comb += src.eq(cand & Mux(in_pkt, nonempty, start_ok))
         nxt = Signal(_BufEntry, name=f"{p}next")

@@ -23,10 +23,10 @@ def test_directed_one_slot():
 
 @pytest.mark.cocotb
 def test_directed_pipelined():
-    """The pipelined switch with the same slots: 10 cycles zero-load latency, its output buffers (32
+    """The pipelined switch with the same slots: 9 cycles zero-load latency, its output buffers (32
     beats per VC: room for two 9-beat bookings) hold up to 32 more one-beat packets per VC and
     output, one-beat packets from one input to one output every 6 cycles (one booking at a time; the
     output opens for the next booking once the booked header has arrived)."""
     run_cocotb(HtaxPipelined(ports=4, slots_per_vc=1, shared_slots=3, out_depth=32),
                name="htaxp_p4_s1_sh3_d32", test_module="tests.htax.tb_htax_directed",
-               params={"ports": 4, "slots": 4, "latency": 10, "buffered": 32, "booking_gap": 6})
+               params={"ports": 4, "slots": 4, "latency": 9, "buffered": 32, "booking_gap": 6})
