@@ -15,8 +15,8 @@ sends whole packets from the buffers, choosing among the VCs round-robin one cyc
 is a register, among the VCs with a beat whose sink is ready; without one, the VC of the beat that has
 just arrived), and starting a packet on it only if the VC's sink is ready in the cycle of the start,
 and not on the VC of a packet whose last beat moves in that cycle unless the sink promises ``ready2``
-(the fresh-``ready`` rule of :class:`Htax`).  A sink
-that refuses a VC fills that VC's buffer only: the other VCs of the output keep moving (fig. 6-7).
+(the fresh-``ready`` rule of :class:`Htax`).  A sink that refuses a VC fills that VC's buffer only:
+the other VCs of the output keep moving (fig. 6-7).
 
 Matching.  One iSLIP iteration in two registered steps: *grant* (each output that has no booking
 picks one requesting input round-robin, and a VC for it round-robin; an input requests when it has no
