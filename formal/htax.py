@@ -206,7 +206,6 @@ class HtaxProperties(Elaboratable):
             m.d.comb += Assert(((taken - left)[:width]) == waiting)
         return m
 
-
     @staticmethod
     def _read_header(m, x):
         """A header in the read register of input ``x`` is well formed and is the header of the packet

@@ -439,10 +439,10 @@ class HtaxPipelined(Htax):
         # The VC whose head is read (cand, one-hot, from registers only) and the source VC (src,
         # one-hot, or 0): the current packet's while its next beat is there, or the confirmed pick;
         # with no pick (no VC had a beat for a ready sink in the last cycle), the VC of the beat that
-        # has just arrived in ow (one-hot in_ow), so a beat into an empty output leaves without
+        # has just arrived in ow (ow_vc, one-hot), so a beat into an empty output leaves without
         # waiting for a pick.  A VC's beat leaves when o_free and the source is that VC.
         cand = Signal(NUM_VCS, name=f"{p}cand")
-        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, Mux(pick.any(), pick, Cat(in_ow))))
+        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, Mux(pick.any(), pick, ow_vc)))
         src = Signal(NUM_VCS, name=f"{p}src")
         m.d.comb += src.eq(cand & Mux(in_pkt, nonempty, start_ok))
         nxt = Signal(_BufEntry, name=f"{p}next")
@@ -454,7 +454,7 @@ class HtaxPipelined(Htax):
         # o_beat loads whenever it is free (its content does not matter while o_valid is low)
         with m.If(o_free):
             m.d.sync += [o_valid.eq(src.any()), last_vc.eq(Mux(nxt.last, src, 0)),
-                         o_beat.word.eq(nxt.word), o_beat.vc.eq(one_hot_index(m, cand, name=f"{p}src_idx")),
+                         o_beat.word.eq(nxt.word), o_beat.vc.eq(one_hot_index(m, cand, name=f"{p}cand_idx")),
                          o_beat.first.eq(nxt.first), o_beat.last.eq(nxt.last)]
         with m.If(take):
             m.d.sync += [in_pkt.eq(~nxt.last), cur_vc.eq(src)]

@@ -635,7 +635,6 @@ class Htax(wiring.Component):
             x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c.vc), x.q_dec_dst.eq(c.dst),
         ]
 
-
     def _read_engine(self, m, p, x, *, load, start, rd_taken):
         """Read one packet's beats from the input's slots into a read register (shared by both
         switches).

@@ -241,7 +241,7 @@ def test_pipelined_registered_ready_accounting(shared):
                     sent[i] += 1
                     held[i] = None
             await ctx.tick()
-        # All out, and traffic flowed throughout: about 440-465 packets with no shared slot, 515-575
+        # All out, and traffic flowed throughout: 410-465 packets with no shared slot (seeds 1-33), 515-575
         # with 2 or 3 (one-beat packets; a 9-beat buffer holds one booking per output and VC, so each
         # waits for the round trip grant -> link -> space; sinks refusing at random, which the link
         # engine's registered VC choice sees one cycle late); a stall would leave far fewer.
