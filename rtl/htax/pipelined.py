@@ -44,7 +44,7 @@ from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
 from rtl.common.htax_rules import data_beats
 
 from .rr import one_hot_index, one_hot_select, past_one_hot, round_robin
-from .switch import Htax, _check_int
+from .switch import Htax, _check_int, up_down
 
 __all__ = ["HtaxPipelined"]
 
@@ -125,7 +125,7 @@ class HtaxPipelined(Htax):
             sel.append(s)
 
         inputs = [self._slots(m, i, registered_ready=True, registered_has=True, registered_low=True,
-                              header_memory=True)
+                              header_memory=True, lut_counters=True)
                   for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])
@@ -389,7 +389,7 @@ class HtaxPipelined(Htax):
                 m.d.sync += wp[v].eq(Mux(wp[v] == depth - 1, 0, wp[v] + 1))
             with m.If(pop[v]):
                 m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
-            m.d.sync += cnt[v].eq(cnt[v] + push[v] - pop[v])
+            up_down(m, cnt[v], push[v], pop[v], lut=True)     # pop reaches the enable only
             # buffered = (cnt != 0), registered from the count's next value (a push with a pop keeps it)
             with m.If(push[v] & ~pop[v]):
                 m.d.sync += buffered[v].eq(1)

@@ -71,6 +71,26 @@ def _word_addr(slot, word, header, header_memory):
     return Cat(word[:3], slot)
 
 
+def up_down(m, counter, up, down, *, lut=False):
+    """``counter`` counts one up on ``up`` alone and one down on ``down`` alone (never past its ends).
+
+    ``lut``: the next value from LUTs only: bit ``k`` flips when the bits below it are all 1 (counting
+    up) or all 0 (counting down), and the register's enable is ``up ^ down``.  Yosys maps ``counter + 1``
+    and ``counter - 1`` to two carry chains (CCU2C) and a multiplexer on ECP5; this form is about half
+    the cells for a 5-bit counter, and ``up``/``down`` reach only the enable, not a carry chain.
+    """
+    if lut:
+        flip = Cat(Mux(up, counter[:k].all(), ~counter[:k].any()) if k else Const(1)
+                   for k in range(len(counter)))
+        with m.If(up ^ down):
+            m.d.sync += counter.eq(counter ^ flip)
+    else:
+        with m.If(up & ~down):
+            m.d.sync += counter.eq(counter + 1)
+        with m.Elif(down & ~up):
+            m.d.sync += counter.eq(counter - 1)
+
+
 def _check_int(name, value, lo, hi):
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, not {value!r}")
@@ -303,7 +323,7 @@ class Htax(wiring.Component):
         return x
 
     def _slots(self, m, i, *, registered_ready=False, registered_has=False, registered_low=False,
-               header_memory=False):
+               header_memory=False, lut_counters=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -327,6 +347,9 @@ class Htax(wiring.Component):
         ``header_memory``: the headers live in the data memory beside their data words (92-bit words,
         16 per slot: data word ``k`` at ``k - 1``, the header at 15) instead of in a register per slot,
         and ``x.shdr`` is ``None``.  The read engine then takes every beat from the memory's read port.
+
+        ``lut_counters``: the queue and class counters count in LUTs, without carry chains
+        (:func:`up_down`).
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -540,10 +563,7 @@ class Htax(wiring.Component):
             m.d.sync += low.eq(Mux(alloc, lowest(after_rel & ~low), lowest(after_rel)))
 
         def count(counter, up, down):
-            with m.If(up & ~down):
-                m.d.sync += counter.eq(counter + 1)
-            with m.Elif(down & ~up):
-                m.d.sync += counter.eq(counter - 1)
+            up_down(m, counter, up, down, lut=lut_counters)
 
         if registered_has:
             q_up = Signal(name=f"{p}q_up")
