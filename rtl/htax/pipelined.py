@@ -362,7 +362,7 @@ class HtaxPipelined(Htax):
         cnt = [Signal(range(depth + 1), name=f"{p}vc{v}_count") for v in vcs]
         wp = [Signal(range(depth), name=f"{p}vc{v}_wp") for v in vcs]
         rdp = [Signal(range(depth), name=f"{p}vc{v}_rp") for v in vcs]
-        head = []
+        rdata = []                                  # the beats at the read pointers
         push = [Signal(name=f"{p}vc{v}_push") for v in vcs]
         pop = [Signal(name=f"{p}vc{v}_pop") for v in vcs]
         leave = [Signal(name=f"{p}vc{v}_leave") for v in vcs]      # the link engine takes a v beat
@@ -382,9 +382,7 @@ class HtaxPipelined(Htax):
                 wport.data.word.eq(ow.word), wport.data.first.eq(ow.first), wport.data.last.eq(ow.last),
                 rport.addr.eq(rdp[v]),
             ]
-            h = Signal(_BufEntry, name=f"{p}vc{v}_head")
-            m.d.comb += h.eq(Mux(buffered[v], rport.data.as_value(), Cat(ow.word.as_value(), ow.first, ow.last)))
-            head.append(h)
+            rdata.append(rport.data.as_value())
             with m.If(push[v]):
                 m.d.sync += wp[v].eq(Mux(wp[v] == depth - 1, 0, wp[v] + 1))
             with m.If(pop[v]):
@@ -435,18 +433,26 @@ class HtaxPipelined(Htax):
         # ready rule of that cycle).  (The pointer moves one cycle after a start, so a VC of one-beat
         # packets may start twice in a row before the next VC's turn.)
         pick = Signal(NUM_VCS, name=f"{p}link_vc_pick")
-        m.d.sync += pick.eq(round_robin(m, nonempty & port.ready, vptr, name=f"{p}link_vc"))
+        picked = Signal(name=f"{p}link_vc_picked")                  # pick.any(), its own register
+        m.d.sync += [pick.eq(round_robin(m, nonempty & port.ready, vptr, name=f"{p}link_vc")),
+                     picked.eq((nonempty & port.ready).any())]
         # The VC whose head is read (cand, one-hot, from registers only) and the source VC (src,
         # one-hot, or 0): the current packet's while its next beat is there, or the confirmed pick;
         # with no pick (no VC had a beat for a ready sink in the last cycle), the VC of the beat that
         # has just arrived in ow (ow_vc, one-hot), so a beat into an empty output leaves without
         # waiting for a pick.  A VC's beat leaves when o_free and the source is that VC.
         cand = Signal(NUM_VCS, name=f"{p}cand")
-        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, Mux(pick.any(), pick, ow_vc)))
+        m.d.comb += cand.eq(Mux(in_pkt, cur_vc, Mux(picked, pick, ow_vc)))
         src = Signal(NUM_VCS, name=f"{p}src")
         m.d.comb += src.eq(cand & Mux(in_pkt, nonempty, start_ok))
+        # cand's head: its buffer's beat at the read pointer, or ow's beat when the buffer is empty (ow
+        # then holds cand's only beat, or src is 0).  One select among the read ports, then one with ow
+        # (not a choice between RAM and ow per VC before the select: a quarter of the multiplexers).
+        from_buf = Signal(name=f"{p}next_buffered")
+        m.d.comb += from_buf.eq((cand & Cat(buffered)).any())
         nxt = Signal(_BufEntry, name=f"{p}next")
-        m.d.comb += nxt.eq(one_hot_select(m, cand, [h.as_value() for h in head], name=f"{p}next_sel"))
+        m.d.comb += nxt.eq(Mux(from_buf, one_hot_select(m, cand, rdata, name=f"{p}next_sel"),
+                               Cat(ow.word.as_value(), ow.first, ow.last)))
         take = Signal(name=f"{p}take")
         m.d.comb += take.eq(o_free & src.any())
         for v in vcs:
