@@ -323,7 +323,7 @@ class Htax(wiring.Component):
         return x
 
     def _slots(self, m, i, *, registered_ready=False, registered_has=False, registered_low=False,
-               header_memory=False, lut_counters=False):
+               header_memory=False, lut_counters=False, registered_release=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -350,6 +350,10 @@ class Htax(wiring.Component):
 
         ``lut_counters``: the queue and class counters count in LUTs, without carry chains
         (:func:`up_down`).
+
+        ``registered_release``: the caller drives ``x.release`` and ``x.rel_slot`` from registers; a
+        released slot's bits in the age matrix are cleared at its release instead of at its next
+        allocation, so a header move enables the new slot's registers only (it reaches no other row).
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -376,7 +380,7 @@ class Htax(wiring.Component):
         snb = [Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nb{k}") for k in range(nslots)]
         shdr = None if header_memory else [Signal(HtaxHeader, name=f"{p}hdr{k}") for k in range(nslots)]
         # older[k] bit j: slot j holds an older packet of the same queue (VC and output) as slot k
-        # (set when slot k is allocated; cleared when slot j is allocated again).
+        # (set when slot k is allocated; cleared when slot j is allocated again, or released).
         older = [Signal(nslots, name=f"{p}older{k}") for k in range(nslots)]
         occ_vec = Cat(occ)
 
@@ -534,11 +538,13 @@ class Htax(wiring.Component):
                 ]
                 if not header_memory:
                     m.d.sync += shdr[k].eq(Mux(good, hdr.as_value(), err_hdr.as_value()))
-            # A newly allocated slot is younger than every other: clear its bit in the other rows.
-            for j in range(nslots):
-                if j != k:
-                    with m.If(alloc & low[j]):
-                        m.d.sync += older[k][j].eq(0)
+            # A newly allocated slot is younger than every other: clear its bit in the other rows (with
+            # registered_release: at the slot's release, below).
+            if not registered_release:
+                for j in range(nslots):
+                    if j != k:
+                        with m.If(alloc & low[j]):
+                            m.d.sync += older[k][j].eq(0)
 
         # ---- release and accounting ---------------------------------------------------------
         # Driven by the read engine: ``release`` frees slot ``rel_slot`` (class ``rel_cls``), ``q_dec``
@@ -555,6 +561,14 @@ class Htax(wiring.Component):
             for k in range(nslots):
                 with m.If(x.rel_slot == k):
                     m.d.sync += occ[k].eq(0)
+        if registered_release:
+            # Every row drops the released slot, the row of a slot allocated now included (after the
+            # allocation's assignment: a synchronous reset of the column's flip-flops).
+            rel_oh = Signal(nslots, name=f"{p}released")
+            m.d.comb += rel_oh.eq(Cat(release & (x.rel_slot == k) for k in range(nslots)))
+            for j in range(nslots):
+                with m.If(rel_oh[j]):
+                    m.d.sync += [older[k][j].eq(0) for k in range(nslots) if k != j]
         if registered_low:
             # The free slots after this cycle's release, without and with this cycle's allocation (of
             # slot low): both from registers, the allocation chooses at the register.
