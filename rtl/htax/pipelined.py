@@ -139,6 +139,7 @@ class HtaxPipelined(Htax):
         g_vc = [Signal(2, name=f"o{o}_grant_vc") for o in range(n)]
         g_vc_d = [Signal(2, name=f"o{o}_grant_vc_d") for o in range(n)]   # g_vc one cycle later
         book_o = [Signal(n, name=f"o{o}_book") for o in range(n)]      # accepts learned, one-hot
+        g_vcs = []                                  # g_vcs[o][i]: the VC output o chose for input i
         for o in range(n):
             req, vc_of = [], []
             # (The VC choice ignores can_book and o_open, and o_open gates the grant at its register:
@@ -157,12 +158,14 @@ class HtaxPipelined(Htax):
             # its next grant.  Nor does it grant while it learns an accept (book_o): its booking flag
             # obk is set at the end of that cycle, so a registered grant never meets a booked output
             # and the accept step needs no obk term.
-            # The granted VC: selected from the registered VC choices in the accept step, beside the
-            # accept arbiters (instead of behind the grant arbiter).
+            # The granted VC: the registered VC choice of the granted input (vc_q), which the input reads
+            # in the accept step, beside its accept arbiter (not behind the grant arbiter, and not
+            # through a select on the grant); g_vc, the select, serves the output's own pointer.
             vc_q = [Signal(2, name=f"o{o}_i{i}_vc_q") for i in range(n)]
             m.d.sync += [g[o].eq(Mux(o_open[o] & ~g[o].any() & ~book_o[o].any(), grant, 0)),
                          Cat(vc_q).eq(Cat(vc_of)), g_vc_d[o].eq(g_vc[o])]
             m.d.comb += g_vc[o].eq(one_hot_select(m, g[o], vc_q, name=f"o{o}_grant_vc"))
+            g_vcs.append(vc_q)
 
         # ---- matching, step 2: accept (registered bookings) --------------------------------------
         # A grant is still valid when the input can book (it may have booked in the last cycle; the
@@ -178,8 +181,8 @@ class HtaxPipelined(Htax):
             m.d.comb += a.eq(Mux(x.can_book, round_robin(m, gi, aptr[i], name=f"i{i}_accept"), 0))
             ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
             av = Signal(2, name=f"i{i}_book_vc")
-            m.d.comb += [av.eq(one_hot_select(m, a, g_vc, name=f"i{i}_accept_vc")), x.book.eq(a.any()),
-                         x.book_dst.eq(ao), x.book_vc.eq(av)]
+            m.d.comb += [av.eq(one_hot_select(m, a, [g_vcs[o][i] for o in range(n)], name=f"i{i}_accept_vc")),
+                         x.book.eq(a.any()), x.book_dst.eq(ao), x.book_vc.eq(av)]
             with m.If(a.any()):
                 m.d.sync += aptr[i].eq(past_one_hot(m, a, name=f"i{i}_accept_past"))
             a_q = Signal(n, name=f"i{i}_accepted_q")
