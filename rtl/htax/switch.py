@@ -323,7 +323,7 @@ class Htax(wiring.Component):
         return x
 
     def _slots(self, m, i, *, registered_ready=False, registered_has=False, registered_low=False,
-               header_memory=False, lut_counters=False, registered_release=False):
+               header_memory=False, lut_counters=False, registered_release=False, registered_write=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -354,6 +354,12 @@ class Htax(wiring.Component):
         ``registered_release``: the caller drives ``x.release`` and ``x.rel_slot`` from registers; a
         released slot's bits in the age matrix are cleared at its release instead of at its next
         allocation, so a header move enables the new slot's registers only (it reaches no other row).
+
+        ``registered_write``: the data memory is written one cycle after the beat moved, from registers
+        (the header move and the link's words reach no memory port), and the read engine tests "the
+        next word is stored" against the writer's state of the cycle before (the memory's).  A header
+        is read at the earliest four cycles after its write (the request flags, the grant, the accept
+        and the head lookup come first), a data word in the cycle after its write.
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -496,12 +502,17 @@ class Htax(wiring.Component):
         wp = data_mem.write_port()
         rp = data_mem.read_port(domain="sync")
 
+        # The memory write of this cycle (wen, waddr, wdata): into the port now, or (registered_write)
+        # into registers that write it in the next cycle.
+        wen = Signal(name=f"{p}wen")
+        waddr = Signal.like(wp.addr, name=f"{p}waddr")
+        wdata = Signal.like(wp.data, name=f"{p}wdata")
         with m.If(hmove):
             if header_memory:
                 m.d.comb += [
-                    wp.en.eq(alloc),
-                    wp.addr.eq(_word_addr(alloc_slot, Const(0, 3), 1, header_memory)),
-                    wp.data.eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
+                    wen.eq(alloc),
+                    waddr.eq(_word_addr(alloc_slot, Const(0, 3), 1, header_memory)),
+                    wdata.eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
                 ]
             m.d.sync += [
                 in_pkt.eq(~beat.last),
@@ -517,10 +528,20 @@ class Htax(wiring.Component):
             with m.If(~wdrop & (wcount < wexp)):
                 m.d.sync += wcount.eq(wcount + 1)
                 m.d.comb += [
-                    wp.en.eq(1),
-                    wp.addr.eq(_word_addr(wslot, wcount, 0, header_memory)),
-                    wp.data.eq(beat.word.data),
+                    wen.eq(1),
+                    waddr.eq(_word_addr(wslot, wcount, 0, header_memory)),
+                    wdata.eq(beat.word.data),
                 ]
+        # The writer's state as the memory has it (the read engine's "the next word is stored"): with
+        # registered_write one cycle late, like the memory.
+        x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount = in_pkt, wdrop, wslot, wcount
+        if registered_write:
+            x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount = (
+                Signal.like(v, name=f"{v.name}_mem") for v in (in_pkt, wdrop, wslot, wcount))
+            m.d.sync += [x.m_in_pkt.eq(in_pkt), x.m_wdrop.eq(wdrop), x.m_wslot.eq(wslot),
+                         x.m_wcount.eq(wcount), wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
+        else:
+            m.d.comb += [wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
 
         # The new packet is younger than every waiting packet of its queue.
         same_queue = Signal(nslots, name=f"{p}same_queue")
@@ -731,9 +752,9 @@ class Htax(wiring.Component):
         m.d.comb += free_rd.eq(~x.rd_valid | rd_taken)
         # A new packet starts with its header (always there); the current one's next word is there
         # unless the writer still fills it (from the engine's registers only, not through c).
-        writing = x.in_pkt & ~x.wdrop & (x.wslot == x.eslot)
+        writing = x.m_in_pkt & ~x.m_wdrop & (x.m_wslot == x.eslot)
         avail = Signal(name=f"{p}avail")
-        m.d.comb += avail.eq(load | (x.ek == 0) | ~writing | (x.wcount >= x.ek))
+        m.d.comb += avail.eq(load | (x.ek == 0) | ~writing | (x.m_wcount >= x.ek))
         issue = Signal(name=f"{p}issue")
         m.d.comb += issue.eq((x.act | load) & free_rd & avail)
         is_last = Signal(name=f"{p}is_last")
