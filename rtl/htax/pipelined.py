@@ -41,7 +41,6 @@ from amaranth.lib import memory
 from amaranth.lib.data import Struct
 
 from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
-from rtl.common.htax_rules import data_beats
 
 from .rr import one_hot_index, one_hot_select, past_one_hot, round_robin
 from .switch import Htax, _check_int, up_down
@@ -251,6 +250,11 @@ class HtaxPipelined(Htax):
         x.s_valid = Signal(name=f"{p}s_valid")
         x.s_dst = Signal(n, name=f"{p}s_dst")
         x.s_beat = Signal(HtaxBeat, name=f"{p}s_beat")
+        # *_near: at most _OUT_AHEAD data beats of the packet follow the beat (for the output's grant
+        # look-ahead: a flag from the read engine's count, not a length decoded behind the crossbar)
+        rd_near = Signal(name=f"{p}rd_near")
+        x.s_near = Signal(name=f"{p}s_near")
+        x.w_near = Signal(name=f"{p}w_near")
         load = Signal(name=f"{p}load")
         # near: fewer than _IN_AHEAD beats of the current packet are still to read (enb - ek), kept in a
         # register next to the engine's so the grant step does not start with a subtraction.
@@ -264,7 +268,7 @@ class HtaxPipelined(Htax):
             x.can_book.eq(~bk & ~nx & (~x.act | x.near)),
         ]
         with m.If(issue):
-            m.d.sync += x.near.eq(c.nb - c.k < _IN_AHEAD + 1)
+            m.d.sync += [x.near.eq(c.nb - c.k < _IN_AHEAD + 1), rd_near.eq(c.nb - c.k <= _OUT_AHEAD)]
         with m.Elif(load):
             m.d.sync += x.near.eq(c.nb < _IN_AHEAD)
         cur = Signal(nslots, name=f"{p}cur")          # one-hot: the slot being read (while act)
@@ -306,10 +310,11 @@ class HtaxPipelined(Htax):
                 x.w_valid.eq(x.s_valid | x.rd_valid), x.s_valid.eq(0),
                 x.w_dst.eq(Mux(x.s_valid, x.s_dst, rd_dst)),
                 x.w_beat.eq(Mux(x.s_valid, x.s_beat.as_value(), rd_beat.as_value())),
+                x.w_near.eq(Mux(x.s_valid, x.s_near, rd_near)),
             ]
         with m.Elif(~x.s_valid):
             # w stays: the read register's beat waits in s
-            m.d.sync += [x.s_valid.eq(x.rd_valid), x.s_dst.eq(rd_dst), x.s_beat.eq(rd_beat)]
+            m.d.sync += [x.s_valid.eq(x.rd_valid), x.s_dst.eq(rd_dst), x.s_beat.eq(rd_beat), x.s_near.eq(rd_near)]
 
         x.bk, x.bk_dst, x.bk_vc, x.nx, x.nx_slot, x.nx_nb, x.nx_dst, x.nx_vc, x.nx_cls = (
             bk, bk_dst, bk_vc, nx, nx_slot, nx_nb, nx_dst, nx_vc, nx_cls)
@@ -330,18 +335,19 @@ class HtaxPipelined(Htax):
         m.d.comb += w_ok.eq(wact & (wsel_oh & Cat(x.w_valid & x.w_dst[o] for x in inputs)).any())
         w_beat = Signal(HtaxBeat, name=f"{p}w_in")
         m.d.comb += w_beat.eq(Array(x.w_beat.as_value() for x in inputs)[wsel])
-        # Data beats of the writer's packet still to come, once its header has been taken (whdr).
+        # Whether at most _OUT_AHEAD data beats of the writer's packet are still to come (wnear), once
+        # its header has been taken (whdr): the flag of the last beat taken, made by the input.
         whdr = Signal(name=f"{p}whdr")
-        wrem = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}wrem")
+        wnear = Signal(name=f"{p}wnear")
         with m.If(w_ok):
-            m.d.sync += [whdr.eq(1), wrem.eq(Mux(w_beat.first, data_beats(w_beat.word.header), wrem - 1))]
+            m.d.sync += [whdr.eq(1), wnear.eq(Array(x.w_near for x in inputs)[wsel])]
         with m.If(~wact | (w_ok & w_beat.last)):
             m.d.sync += whdr.eq(0)
             with m.If(obk):
                 m.d.sync += [wact.eq(1), wsel.eq(obk_in), wsel_oh.eq(obk_in_oh), obk.eq(0)]
             with m.Else():
                 m.d.sync += wact.eq(0)
-        m.d.comb += o_open.eq(~obk & (~wact | (whdr & (wrem <= _OUT_AHEAD))))
+        m.d.comb += o_open.eq(~obk & (~wact | (whdr & wnear)))
 
         # The booking of the last cycle (``book`` comes one cycle after the accept): its input's head
         # lookup (nx_nb) is registered now, and obk_in names that input (set with obk in the last cycle;
