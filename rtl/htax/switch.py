@@ -580,15 +580,14 @@ class Htax(wiring.Component):
         x.q_dec = Signal(name=f"{p}q_dec")
         x.q_dec_vc = Signal(2, name=f"{p}q_dec_vc")
         x.q_dec_dst = Signal(range(n), name=f"{p}q_dec_dst")
-        with m.If(release):
-            for k in range(nslots):
-                with m.If(x.rel_slot == k):
-                    m.d.sync += occ[k].eq(0)
+        rel_oh = Signal(nslots, name=f"{p}released")             # the slot released now, one-hot
+        m.d.comb += rel_oh.eq(Cat(release & (x.rel_slot == k) for k in range(nslots)))
+        for k in range(nslots):
+            with m.If(rel_oh[k]):
+                m.d.sync += occ[k].eq(0)
         if registered_release:
             # Every row drops the released slot, the row of a slot allocated now included (after the
             # allocation's assignment: a synchronous reset of the column's flip-flops).
-            rel_oh = Signal(nslots, name=f"{p}released")
-            m.d.comb += rel_oh.eq(Cat(release & (x.rel_slot == k) for k in range(nslots)))
             for j in range(nslots):
                 with m.If(rel_oh[j]):
                     m.d.sync += [older[k][j].eq(0) for k in range(nslots) if k != j]
@@ -596,7 +595,7 @@ class Htax(wiring.Component):
             # The free slots after this cycle's release, without and with this cycle's allocation (of
             # slot low): both from registers, the allocation chooses at the register.
             after_rel = Signal(nslots, name=f"{p}free_after_release")
-            m.d.comb += after_rel.eq(free_bits | Cat(release & (x.rel_slot == k) for k in range(nslots)))
+            m.d.comb += after_rel.eq(free_bits | rel_oh)
             m.d.sync += low.eq(Mux(alloc, lowest(after_rel & ~low), lowest(after_rel)))
 
         def count(counter, up, down):
