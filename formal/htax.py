@@ -24,7 +24,8 @@
   registered there), the registered lowest free slot equal to the lowest free slot, each read
   engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
-  only behind a full write register), the one-hot copies of ``wsel`` and ``obk_in`` equal to the
+  only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
+  packet's last beat and 0 otherwise, the one-hot copies of ``wsel`` and ``obk_in`` equal to the
   binary ones, no registered grant of a booked output, the registered room flags (``space_ok``) exact
   whenever the output may grant, the registered request flags ``has`` equal to
   "queue not empty", the head lookup from the registered queue heads equal to a search of the current
@@ -286,6 +287,8 @@ class HtaxProperties(Elaboratable):
             # ... and so does the skid register, which holds a beat only behind one in w
             with m.If(x.s_valid):
                 m.d.comb += [Assert(x.w_valid), Assert((x.s_dst != 0) & ((x.s_dst & (x.s_dst - 1)) == 0))]
+            # w_end is the write register's output when it holds a packet's last beat, else 0
+            m.d.comb += Assert(x.w_end == Mux(x.w_valid & x.w_beat.last, x.w_dst, 0))
         # the one-hot copies of wsel and obk_in name the same input as the binary ones; an output
         # buffer's free space never counts a beat that is in the buffer or on its way into it
         for o in range(n):

@@ -246,6 +246,10 @@ class HtaxPipelined(Htax):
         x.w_dst = Signal(n, name=f"{p}w_dst")                    # the beat's output, one-hot
         x.w_beat = Signal(HtaxBeat, name=f"{p}w_beat")
         x.w_take = Signal(name=f"{p}w_take")
+        # w_end bit o: w holds the last beat of its packet, for output o (w_valid & w_dst & last, a
+        # register here so an output's "the writer's packet ends" is an AND-OR over registers, not the
+        # crossbar's last bit behind its wsel)
+        x.w_end = Signal(n, name=f"{p}w_end")
         w_free = Signal(name=f"{p}w_free")
         x.s_valid = Signal(name=f"{p}s_valid")
         x.s_dst = Signal(n, name=f"{p}s_dst")
@@ -311,6 +315,8 @@ class HtaxPipelined(Htax):
                 x.w_dst.eq(Mux(x.s_valid, x.s_dst, rd_dst)),
                 x.w_beat.eq(Mux(x.s_valid, x.s_beat.as_value(), rd_beat.as_value())),
                 x.w_near.eq(Mux(x.s_valid, x.s_near, rd_near)),
+                x.w_end.eq(Mux(x.s_valid, Mux(x.s_beat.last, x.s_dst, 0),
+                               Mux(x.rd_valid & rd_beat.last, rd_dst, 0))),
             ]
         with m.Elif(~x.s_valid):
             # w stays: the read register's beat waits in s
@@ -341,7 +347,9 @@ class HtaxPipelined(Htax):
         wnear = Signal(name=f"{p}wnear")
         with m.If(w_ok):
             m.d.sync += [whdr.eq(1), wnear.eq(Array(x.w_near for x in inputs)[wsel])]
-        with m.If(~wact | (w_ok & w_beat.last)):
+        w_end = Signal(name=f"{p}w_end")                 # w_ok & w_beat.last, from the inputs' w_end
+        m.d.comb += w_end.eq(wact & (wsel_oh & Cat(x.w_end[o] for x in inputs)).any())
+        with m.If(~wact | w_end):
             m.d.sync += whdr.eq(0)
             with m.If(obk):
                 m.d.sync += [wact.eq(1), wsel.eq(obk_in), wsel_oh.eq(obk_in_oh), obk.eq(0)]
