@@ -25,7 +25,8 @@
   engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
-  packet's last beat and 0 otherwise, the one-hot copies of ``wsel`` and ``obk_in`` equal to the
+  packet's last beat and 0 otherwise, the registered released-slot one-hot ``rel_oh`` equal to the
+  decoded ``release``/``rel_slot``, the one-hot copies of ``wsel`` and ``obk_in`` equal to the
   binary ones, no registered grant of a booked output, the registered room flags (``space_ok``) exact
   whenever the output may grant, the registered request flags ``has`` equal to
   "queue not empty", the head lookup from the registered queue heads equal to a search of the current
@@ -36,7 +37,7 @@
 """
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Array, Assert, Assume, Cat, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Const, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
@@ -287,6 +288,8 @@ class HtaxProperties(Elaboratable):
             # ... and so does the skid register, which holds a beat only behind one in w
             with m.If(x.s_valid):
                 m.d.comb += [Assert(x.w_valid), Assert((x.s_dst != 0) & ((x.s_dst & (x.s_dst - 1)) == 0))]
+            # the registered released-slot one-hot decodes release and rel_slot
+            m.d.comb += Assert(x.rel_oh == Mux(x.release, Const(1, x.nslots) << x.rel_slot, 0))
             # w_end is the write register's output when it holds a packet's last beat, else 0
             m.d.comb += Assert(x.w_end == Mux(x.w_valid & x.w_beat.last, x.w_dst, 0))
         # the one-hot copies of wsel and obk_in name the same input as the binary ones; an output

@@ -353,7 +353,8 @@ class Htax(wiring.Component):
         ``lut_counters``: the queue and class counters count in LUTs, without carry chains
         (:func:`up_down`).
 
-        ``registered_release``: the caller drives ``x.release`` and ``x.rel_slot`` from registers; a
+        ``registered_release``: the caller drives ``x.release`` and ``x.rel_slot`` from registers, and
+        the released slot one-hot (``x.rel_oh``: ``release & rel_slot == k``) from a register too; a
         released slot's bits in the age matrix are cleared at its release instead of at its next
         allocation, so a header move enables the new slot's registers only (it reaches no other row).
 
@@ -580,8 +581,9 @@ class Htax(wiring.Component):
         x.q_dec = Signal(name=f"{p}q_dec")
         x.q_dec_vc = Signal(2, name=f"{p}q_dec_vc")
         x.q_dec_dst = Signal(range(n), name=f"{p}q_dec_dst")
-        rel_oh = Signal(nslots, name=f"{p}released")             # the slot released now, one-hot
-        m.d.comb += rel_oh.eq(Cat(release & (x.rel_slot == k) for k in range(nslots)))
+        x.rel_oh = rel_oh = Signal(nslots, name=f"{p}released")  # the slot released now, one-hot
+        if not registered_release:
+            m.d.comb += rel_oh.eq(Cat(release & (x.rel_slot == k) for k in range(nslots)))
         for k in range(nslots):
             with m.If(rel_oh[k]):
                 m.d.sync += occ[k].eq(0)
