@@ -125,7 +125,7 @@ class HtaxPipelined(Htax):
 
         inputs = [self._slots(m, i, registered_ready=True, registered_has=True, registered_low=True,
                               header_memory=True, lut_counters=True,
-                              registered_release=True, registered_write=True)
+                              registered_release=True, input_register=True)
                   for i in range(n)]
         for i, x in enumerate(inputs):
             self._pipe_engine(m, i, x, sel[i])

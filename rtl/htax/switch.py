@@ -325,7 +325,7 @@ class Htax(wiring.Component):
         return x
 
     def _slots(self, m, i, *, registered_ready=False, registered_has=False, registered_low=False,
-               header_memory=False, lut_counters=False, registered_release=False, registered_write=False):
+               header_memory=False, lut_counters=False, registered_release=False, input_register=False):
         """The packet slots of input port ``i``: writer, slot state, virtual output queues, accounting.
 
         The read engine (:meth:`_engine`) drives ``x.release``/``x.rel_slot``/``x.rel_cls`` and
@@ -340,7 +340,9 @@ class Htax(wiring.Component):
         (the same value one cycle's logic earlier: a register cut between the counters and the
         requests), and the queue counters count an allocation one cycle after it, from registers (a
         register cut between the header decode and the counters, which sit beside their consumers,
-        the outputs' grant steps: ``has`` shows a new packet two cycles after its header moved).
+        the outputs' grant steps: ``has`` shows a new packet two cycles after its header moved).  With
+        ``input_register`` the allocation is itself one cycle after the move, from registers, and the
+        counters count it at once (the same cycle).
 
         ``registered_low``: the lowest free slot comes from a register, set from the slots as they will
         be after this cycle's release and allocation (the same slot: a register cut between the slot
@@ -358,11 +360,20 @@ class Htax(wiring.Component):
         released slot's bits in the age matrix are cleared at its release instead of at its next
         allocation, so a header move enables the new slot's registers only (it reaches no other row).
 
-        ``registered_write``: the data memory is written one cycle after the beat moved, from registers
-        (the header move and the link's words reach no memory port), and the read engine tests "the
-        next word is stored" against the writer's state of the cycle before (the memory's).  A header
-        is read at the earliest four cycles after its write (the request flags, the grant, the accept
-        and the head lookup come first), a data word in the cycle after its write.
+        ``input_register`` (with ``header_memory`` and ``registered_ready``): the link's beat is decoded
+        where it arrives and registered (``x.st_*``: moved, header, last, the allocation's slot class,
+        VC, output and length, and the 92-bit word to store), and the writer stores it one cycle later
+        from that register: the slot registers, the age matrix, the free-slot register, the class and
+        queue counters and the data memory's write port are enabled from registers, not from the
+        link's handshake (the registered ``ready`` and the link's ``valid``).  Only the in-packet state
+        and the VC of the link (``in_pkt``, ``wvc``) and ``ready`` itself are kept at the link.
+        ``ready`` counts the stored header exactly (the counters count it at its store) and the header
+        that moves now as with ``registered_ready``.  The queue counters count the stored header at
+        once (the input register stands for ``registered_has``'s one-cycle delay), the memory is written
+        in the cycle after the move as before; the read engine tests "the next word is stored" against
+        the storing writer's state.  A header is read at the earliest four cycles after its write (the
+        request flags, the grant, the accept and the head lookup come first), a data word in the cycle
+        after its write.
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -461,6 +472,8 @@ class Htax(wiring.Component):
         m.d.comb += moved.eq(transfer(link))
         hmove = Signal(name=f"{p}hmove")
         m.d.comb += hmove.eq(moved & ~in_pkt)
+        if input_register:
+            assert header_memory and registered_ready
 
         bad = Signal(name=f"{p}malformed")
         m.d.comb += bad.eq(malformed(hdr) | (hdr.vc.as_value() != beat.vc.as_value()))
@@ -497,6 +510,22 @@ class Htax(wiring.Component):
             err_hdr.tag.eq(hdr.tag),
         ]
 
+        # The beat the writer stores (s_*; alloc, alloc_vc, alloc_dst, alloc_cls, nbeats): the link's, or
+        # with input_register the input register's (the same, decoded and registered at the link), one
+        # cycle later.
+        s_moved, s_hmove, s_last, s_good = moved, hmove, beat.last, good
+        s_hdr, s_data = Mux(good, hdr.as_value(), err_hdr.as_value()), beat.word.data
+        if input_register:
+            st_word = Signal(HtaxHeader.as_shape().size, name=f"{p}st_word")
+            stored = [Signal.like(v, name=f"{p}st_{v.name[len(p):]}")
+                      for v in (moved, hmove, good, alloc, alloc_vc, alloc_dst, alloc_cls, nbeats)]
+            m.d.sync += [r.eq(v) for r, v in zip(stored, (moved, hmove, good, alloc, alloc_vc, alloc_dst,
+                                                          alloc_cls, nbeats), strict=True)]
+            st_last = Signal(name=f"{p}st_last")
+            m.d.sync += [st_last.eq(beat.last), st_word.eq(Mux(hmove, s_hdr, beat.word.data))]
+            s_moved, s_hmove, s_good, alloc, alloc_vc, alloc_dst, alloc_cls, nbeats = stored
+            s_last, s_hdr, s_data = st_last, st_word, st_word
+
         if header_memory:
             data_mem = memory.Memory(shape=HtaxHeader.as_shape().size, depth=nslots * 16, init=[])
         else:
@@ -505,46 +534,49 @@ class Htax(wiring.Component):
         wp = data_mem.write_port()
         rp = data_mem.read_port(domain="sync")
 
-        # The memory write of this cycle (wen, waddr, wdata): into the port now, or (registered_write)
-        # into registers that write it in the next cycle.
+        # The link's in-packet state and VC (for hmove and ready), and the storing writer's (s_in_pkt,
+        # wslot, wdrop, wcount, wexp): one and the same without input_register.
+        s_in_pkt = in_pkt
+        if input_register:
+            s_in_pkt = Signal(name=f"{p}st_in_pkt")
+            with m.If(hmove):
+                m.d.sync += [in_pkt.eq(~beat.last), wvc.eq(beat.vc)]
+            with m.Elif(moved & beat.last):
+                m.d.sync += in_pkt.eq(0)
+
+        # The memory write of this cycle (wen, waddr, wdata).
         wen = Signal(name=f"{p}wen")
         waddr = Signal.like(wp.addr, name=f"{p}waddr")
         wdata = Signal.like(wp.data, name=f"{p}wdata")
-        with m.If(hmove):
+        with m.If(s_hmove):
             if header_memory:
                 m.d.comb += [
                     wen.eq(alloc),
                     waddr.eq(_word_addr(alloc_slot, Const(0, 3), 1, header_memory)),
-                    wdata.eq(Mux(good, hdr.as_value(), err_hdr.as_value())),
+                    wdata.eq(s_hdr),
                 ]
             m.d.sync += [
-                in_pkt.eq(~beat.last),
-                wvc.eq(beat.vc),
+                s_in_pkt.eq(~s_last),
                 wslot.eq(alloc_slot),
-                wdrop.eq(~good),
+                wdrop.eq(~s_good),
                 wcount.eq(0),
                 wexp.eq(nbeats),
             ]
-        with m.Elif(moved):
-            with m.If(beat.last):
-                m.d.sync += in_pkt.eq(0)
+            if not input_register:
+                m.d.sync += wvc.eq(beat.vc)
+        with m.Elif(s_moved):
+            with m.If(s_last):
+                m.d.sync += s_in_pkt.eq(0)
             with m.If(~wdrop & (wcount < wexp)):
                 m.d.sync += wcount.eq(wcount + 1)
                 m.d.comb += [
                     wen.eq(1),
                     waddr.eq(_word_addr(wslot, wcount, 0, header_memory)),
-                    wdata.eq(beat.word.data),
+                    wdata.eq(s_data),
                 ]
-        # The writer's state as the memory has it (the read engine's "the next word is stored"): with
-        # registered_write one cycle late, like the memory.
-        x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount = in_pkt, wdrop, wslot, wcount
-        if registered_write:
-            x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount = (
-                Signal.like(v, name=f"{v.name}_mem") for v in (in_pkt, wdrop, wslot, wcount))
-            m.d.sync += [x.m_in_pkt.eq(in_pkt), x.m_wdrop.eq(wdrop), x.m_wslot.eq(wslot),
-                         x.m_wcount.eq(wcount), wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
-        else:
-            m.d.comb += [wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
+        m.d.comb += [wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
+        # The storing writer's state, as the memory has it (the read engine's "the next word is stored").
+        x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount = s_in_pkt, wdrop, wslot, wcount
 
         # The new packet is younger than every waiting packet of its queue.
         same_queue = Signal(nslots, name=f"{p}same_queue")
@@ -556,12 +588,12 @@ class Htax(wiring.Component):
                     occ[k].eq(1),
                     sdst[k].eq(alloc_dst),
                     svc[k].eq(alloc_vc),
-                    serr[k].eq(~good),
-                    snb[k].eq(Mux(good, nbeats, 0)),
+                    serr[k].eq(~s_good),
+                    snb[k].eq(Mux(s_good, nbeats, 0)),
                     older[k].eq(same_queue),
                 ]
                 if not header_memory:
-                    m.d.sync += shdr[k].eq(Mux(good, hdr.as_value(), err_hdr.as_value()))
+                    m.d.sync += shdr[k].eq(s_hdr)
             # A newly allocated slot is younger than every other: clear its bit in the other rows (with
             # registered_release: at the slot's release, below).
             if not registered_release:
@@ -603,7 +635,7 @@ class Htax(wiring.Component):
         def count(counter, up, down):
             up_down(m, counter, up, down, lut=lut_counters)
 
-        if registered_has:
+        if registered_has and not input_register:
             q_up = Signal(name=f"{p}q_up")
             q_up_vc = Signal(2, name=f"{p}q_up_vc")
             q_up_dst = Signal(range(n), name=f"{p}q_up_dst")
@@ -639,26 +671,44 @@ class Htax(wiring.Component):
             # slot that is not there.
             bvc = beat.vc.as_value()
             takes = [hmove & (bvc == c) for c in range(NUM_VCS)] + [hmove & (bvc == np_)]
-            if sh:
-                # shared + hmove - shared_down < sh
-                shared_next_ok = Mux(hmove, Mux(shared_down, shared_ok, shared + 1 < sh), shared_ok | shared_down)
+            if input_register:
+                # The stored header (alloc) is not in the counters yet: the counters after this cycle's
+                # store and release (exact, from registers), then the header that moves now.
+                if sh:
+                    after = Signal(range(sh + 2), name=f"{p}shared_after")
+                    m.d.comb += after.eq(shared + shared_up - shared_down)
+                    shared_next_ok = Mux(hmove, after + 1 < sh, after < sh)
+                else:
+                    shared_next_ok = Const(0)
+                room_next = []
+                for c in classes:
+                    k = Signal(range(nslots + 2), name=f"{p}cnt{c}_after")
+                    m.d.comb += k.eq(cnt[c] + (alloc & (alloc_cls == c)) - (release & (rel_cls == c)))
+                    r = Signal(name=f"{p}room{c}_next")
+                    m.d.comb += r.eq(Mux(takes[c], k + 1 < res[c], k < res[c]) | shared_next_ok)
+                    room_next.append(r)
             else:
-                shared_next_ok = Const(0)
-            room_next = []
-            for c in classes:
-                rel_c = release & (rel_cls == c)
-                r = Signal(name=f"{p}room{c}_next")
-                # cnt[c] + takes[c] - rel_c < res[c]
-                m.d.comb += r.eq(Mux(takes[c] & ~rel_c, cnt[c] + 1 < res[c],
-                                     Mux(rel_c & ~takes[c], cnt[c] <= res[c], cnt[c] < res[c]))
-                                 | shared_next_ok)
-                room_next.append(r)
+                if sh:
+                    # shared + hmove - shared_down < sh
+                    shared_next_ok = Mux(hmove, Mux(shared_down, shared_ok, shared + 1 < sh),
+                                         shared_ok | shared_down)
+                else:
+                    shared_next_ok = Const(0)
+                room_next = []
+                for c in classes:
+                    rel_c = release & (rel_cls == c)
+                    r = Signal(name=f"{p}room{c}_next")
+                    # cnt[c] + takes[c] - rel_c < res[c]
+                    m.d.comb += r.eq(Mux(takes[c] & ~rel_c, cnt[c] + 1 < res[c],
+                                         Mux(rel_c & ~takes[c], cnt[c] <= res[c], cnt[c] < res[c]))
+                                     | shared_next_ok)
+                    room_next.append(r)
             m.d.sync += ready_of(Mux(moved, ~beat.last, in_pkt), Mux(hmove, bvc, wvc), room_next)
 
         x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
             occ, snb, sdst, svc, serr, shdr, older, qcnt, elig)
         x.in_pkt, x.wslot, x.wdrop, x.wcount, x.wexp = in_pkt, wslot, wdrop, wcount, wexp
-        x.alloc_slot, x.alloc_err, x.ready, x.alloc, x.low = alloc_slot, alloc & ~good, ready, alloc, low
+        x.alloc_slot, x.alloc_err, x.ready, x.alloc, x.low = alloc_slot, alloc & ~s_good, ready, alloc, low
         x.cnt, x.shared, x.res, x.err_cls, x.nslots = cnt, shared, res, err_cls, nslots
         x.classes, x.rp, x.header_memory = classes, rp, header_memory
         return x
