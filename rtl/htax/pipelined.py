@@ -42,7 +42,7 @@ from amaranth.lib.data import Struct
 
 from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
 
-from .rr import one_hot_index, one_hot_select, past_one_hot, round_robin
+from .rr import one_hot_index, one_hot_select, past_mask, past_one_hot, round_robin, round_robin_mask
 from .switch import Htax, _check_int, up_down
 
 __all__ = ["HtaxPipelined"]
@@ -132,8 +132,10 @@ class HtaxPipelined(Htax):
 
         # ---- matching, step 1: grant (registered) -----------------------------------------------
         vc_ptr = [Signal(2, name=f"o{o}_vc_ptr") for o in range(n)]
-        gptr = [Signal(range(n), name=f"o{o}_gptr") for o in range(n)]
-        aptr = [Signal(range(n), name=f"i{i}_aptr") for i in range(n)]
+        # the grant and accept pointers as priority masks (bit k: pointer <= k), so the arbiters start
+        # without a comparison
+        gptr = [Signal(n, init=(1 << n) - 1, name=f"o{o}_gptr_mask") for o in range(n)]
+        aptr = [Signal(n, init=(1 << n) - 1, name=f"i{i}_aptr_mask") for i in range(n)]
         g = [Signal(n, name=f"o{o}_grant_q") for o in range(n)]        # registered grants, one-hot
         g_vc = [Signal(2, name=f"o{o}_grant_vc") for o in range(n)]
         g_vc_d = [Signal(2, name=f"o{o}_grant_vc_d") for o in range(n)]   # g_vc one cycle later
@@ -151,7 +153,7 @@ class HtaxPipelined(Htax):
                 req.append(rv.any() & x.can_book)
             req_sig = Signal(n, name=f"o{o}_req")
             m.d.comb += req_sig.eq(Cat(req))
-            grant = round_robin(m, req_sig, gptr[o], name=f"o{o}_grant")
+            grant = round_robin_mask(m, req_sig, gptr[o], name=f"o{o}_grant")
             # An output whose grant is being accepted or refused now grants nothing in this cycle: it
             # learns the accept one cycle later (a_q, below), and until then a second input could take
             # its next grant.  Nor does it grant while it learns an accept (book_o): its booking flag
@@ -177,13 +179,13 @@ class HtaxPipelined(Htax):
             gi = Signal(n, name=f"i{i}_granted")
             m.d.comb += gi.eq(Cat(g[o][i] for o in range(n)))
             a = Signal(n, name=f"i{i}_accepted")          # can_book gates behind the arbiter
-            m.d.comb += a.eq(Mux(x.can_book, round_robin(m, gi, aptr[i], name=f"i{i}_accept"), 0))
+            m.d.comb += a.eq(Mux(x.can_book, round_robin_mask(m, gi, aptr[i], name=f"i{i}_accept"), 0))
             ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
             av = Signal(2, name=f"i{i}_book_vc")
             m.d.comb += [av.eq(one_hot_select(m, a, [g_vcs[o][i] for o in range(n)], name=f"i{i}_accept_vc")),
-                         x.book.eq(a.any()), x.book_dst.eq(ao), x.book_vc.eq(av)]
-            with m.If(a.any()):
-                m.d.sync += aptr[i].eq(past_one_hot(m, a, name=f"i{i}_accept_past"))
+                         x.book.eq(gi.any() & x.can_book), x.book_dst.eq(ao), x.book_vc.eq(av)]
+            with m.If(x.book):                          # (a.any(), without the arbiter in front)
+                m.d.sync += aptr[i].eq(past_mask(a))
             a_q = Signal(n, name=f"i{i}_accepted_q")
             m.d.sync += a_q.eq(a)
             acc.append(a_q)
@@ -191,7 +193,7 @@ class HtaxPipelined(Htax):
             m.d.comb += book_o[o].eq(Cat(acc[i][o] for i in range(n)))
             bi = one_hot_index(m, book_o[o], name=f"o{o}_book_idx")
             with m.If(book_o[o].any()):
-                m.d.sync += [gptr[o].eq(past_one_hot(m, book_o[o], name=f"o{o}_book_past")),
+                m.d.sync += [gptr[o].eq(past_mask(book_o[o])),
                              vc_ptr[o].eq(g_vc_d[o] + 1),
                              obk[o].eq(1), obk_in[o].eq(bi), obk_in_oh[o].eq(book_o[o])]
 

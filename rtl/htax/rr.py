@@ -9,7 +9,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["round_robin", "lowest", "one_hot_index", "one_hot_select", "past", "past_one_hot", "RoundRobin"]
+__all__ = ["round_robin", "round_robin_mask", "pointer_mask", "past_mask", "lowest", "one_hot_index",
+           "one_hot_select", "past", "past_one_hot", "RoundRobin"]
 
 
 def round_robin(m, requests, pointer, *, name="rr"):
@@ -22,14 +23,32 @@ def round_robin(m, requests, pointer, *, name="rr"):
     ``x & -x``, whose carry chain is slower on ECP5 (a one-cycle 8-port iSLIP round of two chained
     arbiters places at about 135 MHz this way and 96 MHz with the carry chain, docs/htax.md).
     """
+    return round_robin_mask(m, requests, pointer_mask(pointer, len(requests)), name=name)
+
+
+def pointer_mask(pointer, n):
+    """The priority mask of ``pointer`` among ``n`` requesters: bit k is ``pointer <= k`` (constant 1
+    where k is the pointer's largest value or above)."""
+    top = (1 << len(pointer)) - 1
+    return Cat(pointer <= k if k < top else Const(1) for k in range(n))
+
+
+def round_robin_mask(m, requests, mask, *, name="rr"):
+    """:func:`round_robin` with the pointer given as its :func:`pointer_mask`: kept in a register
+    (updated with :func:`past_mask`), the mask needs no comparison in front of the priority logic."""
     n = len(requests)
     at_or_after = Signal(n, name=f"{name}_hi")
-    # at_or_after bit k: pointer <= k (constant 1 where k is the pointer's largest value or above)
-    top = (1 << len(pointer)) - 1
-    m.d.comb += at_or_after.eq(requests & Cat(pointer <= k if k < top else Const(1) for k in range(n)))
+    m.d.comb += at_or_after.eq(requests & mask)
     grant = Signal(n, name=f"{name}_grant")
     m.d.comb += grant.eq(Mux(at_or_after.any(), lowest(at_or_after), lowest(requests)))
     return grant
+
+
+def past_mask(one_hot):
+    """The :func:`pointer_mask` of :func:`past_one_hot`: bit k is set unless the set bit of ``one_hot``
+    is at k or above and not the last (all ones for the last requester, and for zero, like pointer 0)."""
+    n = len(one_hot)
+    return Cat(~one_hot[k:n - 1].any() if k < n - 1 else Const(1) for k in range(n))
 
 
 def lowest(x):

@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 from rtl.common.htax import HtaxCmd, HtaxStatus
 from rtl.config import load
 from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin
-from rtl.htax.rr import one_hot_select, past_one_hot, round_robin
+from rtl.htax.rr import one_hot_select, past_mask, past_one_hot, pointer_mask, round_robin, round_robin_mask
 from sim.htax_packet import HtaxPacket
 
 
@@ -107,19 +107,35 @@ def test_round_robin():
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
 def test_round_robin_exhaustive(n):
     """The combinational round-robin grant, for every request vector and pointer of an n-way arbiter,
-    is the first requester at or after the pointer (a Python reference)."""
+    is the first requester at or after the pointer (a Python reference).
+    The mask form (round_robin_mask on a mask register kept with past_mask, as HtaxPipelined keeps its
+    grant and accept pointers) gives the same grants, and past_mask of requester k's one-hot is the
+    mask of the pointer just past k."""
     m = Module()
     requests = Signal(n)
     pointer = Signal(range(max(n, 2)))
     grant = round_robin(m, requests, pointer)
+    mask = Signal(n)
+    grant_m = round_robin_mask(m, requests, mask)
+    one_hot = Signal(n)
+    nxt = Signal(n)
+    pmask = Signal(n)
+    m.d.comb += [nxt.eq(past_mask(one_hot)), pmask.eq(pointer_mask(pointer, n))]
 
     async def bench(ctx):
         for ptr in range(n):
             ctx.set(pointer, ptr)
+            ctx.set(mask, sum(1 << k for k in range(n) if ptr <= k))
+            assert ctx.get(pmask) == ctx.get(mask), (n, ptr)
             for req in range(1 << n):
                 ctx.set(requests, req)
                 want = _first_at_or_after(req, ptr, n)
                 assert ctx.get(grant) == (0 if want is None else 1 << want), (n, ptr, req)
+                assert ctx.get(grant_m) == ctx.get(grant), (n, ptr, req)
+        for k in range(-1, n):
+            ctx.set(one_hot, 0 if k < 0 else 1 << k)
+            past = 0 if k < 0 else (k + 1) % n
+            assert ctx.get(nxt) == sum(1 << j for j in range(n) if past <= j), (n, k)
 
     sim = Simulator(m)
     sim.add_testbench(bench)
