@@ -42,7 +42,15 @@ from amaranth.lib.data import Struct
 
 from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
 
-from .rr import one_hot_index, one_hot_select, past_mask, past_one_hot, round_robin, round_robin_mask
+from .rr import (
+    one_hot_index,
+    one_hot_select,
+    past_mask,
+    past_one_hot,
+    round_robin,
+    round_robin_mask,
+    round_robin_select,
+)
 from .switch import Htax, _check_int, up_down
 
 __all__ = ["HtaxPipelined"]
@@ -180,12 +188,17 @@ class HtaxPipelined(Htax):
             m.d.comb += gi.eq(Cat(g[o][i] for o in range(n)))
             a = Signal(n, name=f"i{i}_accepted")          # can_book gates behind the arbiter
             m.d.comb += a.eq(Mux(x.can_book, round_robin_mask(m, gi, aptr[i], name=f"i{i}_accept"), 0))
-            ao = one_hot_index(m, a, name=f"i{i}_accept_idx")
-            av = Signal(2, name=f"i{i}_book_vc")
-            m.d.comb += [av.eq(one_hot_select(m, a, [g_vcs[o][i] for o in range(n)], name=f"i{i}_accept_vc")),
-                         x.book.eq(gi.any() & x.can_book), x.book_dst.eq(ao), x.book_vc.eq(av)]
-            with m.If(x.book):                          # (a.any(), without the arbiter in front)
-                m.d.sync += aptr[i].eq(past_mask(a))
+            # What the booking registers take (under book only, so without can_book): the accepted
+            # output, its VC and the accept pointer's next mask, chosen by the accept arbitration
+            # directly from per-output values (round_robin_select), not through the one-hot a.
+            dst_w = len(x.book_dst)
+            chosen = round_robin_select(m, gi, aptr[i], [
+                Cat(Const(o, dst_w), g_vcs[o][i], past_mask(Const(1 << o, n))) for o in range(n)],
+                name=f"i{i}_accept_sel")
+            m.d.comb += [x.book.eq(gi.any() & x.can_book),       # (a.any(), without the arbiter in front)
+                         Cat(x.book_dst, x.book_vc).eq(chosen[:dst_w + 2])]
+            with m.If(x.book):
+                m.d.sync += aptr[i].eq(chosen[dst_w + 2:])
             a_q = Signal(n, name=f"i{i}_accepted_q")
             m.d.sync += a_q.eq(a)
             acc.append(a_q)

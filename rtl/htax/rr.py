@@ -5,12 +5,12 @@ output among inputs, one per input among outputs, one per output among virtual c
 :class:`RoundRobin` wraps it with its pointer register so it can be tested on its own.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["round_robin", "round_robin_mask", "pointer_mask", "past_mask", "lowest", "one_hot_index",
-           "one_hot_select", "past", "past_one_hot", "RoundRobin"]
+__all__ = ["round_robin", "round_robin_mask", "round_robin_select", "pointer_mask", "past_mask", "lowest",
+           "one_hot_index", "one_hot_select", "past", "past_one_hot", "RoundRobin"]
 
 
 def round_robin(m, requests, pointer, *, name="rr"):
@@ -42,6 +42,33 @@ def round_robin_mask(m, requests, mask, *, name="rr"):
     grant = Signal(n, name=f"{name}_grant")
     m.d.comb += grant.eq(Mux(at_or_after.any(), lowest(at_or_after), lowest(requests)))
     return grant
+
+
+def _first_value(requests, values):
+    """(any, value of the lowest requester): a tree of 2:1 choices, log2(n) levels deep."""
+    if len(values) == 1:
+        return requests[0], values[0]
+    h = len(values) // 2
+    lo_any, lo_val = _first_value(requests[:h], values[:h])
+    hi_any, hi_val = _first_value(requests[h:], values[h:])
+    return lo_any | hi_any, Mux(lo_any, lo_val, hi_val)
+
+
+def round_robin_select(m, requests, mask, values, *, name="rrsel"):
+    """``values[k]`` of the requester :func:`round_robin_mask` grants (zero when none requests), without
+    the one-hot grant in front: two trees of 2:1 choices (at or after the pointer, and from the start)
+    and a choice between them, instead of a grant followed by an AND-OR select."""
+    if len(values) != len(requests):
+        raise ValueError(f"{len(values)} values for {len(requests)} requesters")
+    width = max(len(Value.cast(v)) for v in values)
+    values = [Value.cast(v) for v in values]
+    at_or_after = Signal(len(requests), name=f"{name}_hi")
+    m.d.comb += at_or_after.eq(requests & mask)
+    hi_any, hi_val = _first_value(at_or_after, values)
+    any_, val = _first_value(requests, values)
+    result = Signal(width, name=name)
+    m.d.comb += result.eq(Mux(hi_any, hi_val, Mux(any_, val, 0)))
+    return result
 
 
 def past_mask(one_hot):

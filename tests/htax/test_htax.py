@@ -3,13 +3,21 @@
 import random
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Const, Module, Signal
 from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
 from rtl.config import load
 from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin
-from rtl.htax.rr import one_hot_select, past_mask, past_one_hot, pointer_mask, round_robin, round_robin_mask
+from rtl.htax.rr import (
+    one_hot_select,
+    past_mask,
+    past_one_hot,
+    pointer_mask,
+    round_robin,
+    round_robin_mask,
+    round_robin_select,
+)
 from sim.htax_packet import HtaxPacket
 
 
@@ -109,14 +117,16 @@ def test_round_robin_exhaustive(n):
     """The combinational round-robin grant, for every request vector and pointer of an n-way arbiter,
     is the first requester at or after the pointer (a Python reference).
     The mask form (round_robin_mask on a mask register kept with past_mask, as HtaxPipelined keeps its
-    grant and accept pointers) gives the same grants, and past_mask of requester k's one-hot is the
-    mask of the pointer just past k."""
+    grant and accept pointers) gives the same grants, round_robin_select the granted requester's value
+    (0 for none), and past_mask of requester k's one-hot is the mask of the pointer just past k."""
     m = Module()
     requests = Signal(n)
     pointer = Signal(range(max(n, 2)))
     grant = round_robin(m, requests, pointer)
     mask = Signal(n)
     grant_m = round_robin_mask(m, requests, mask)
+    vals = [(7 * k + 3) % 16 for k in range(n)]          # distinct and non-zero for n <= 8
+    chosen = round_robin_select(m, requests, mask, [Const(v, 4) for v in vals])
     one_hot = Signal(n)
     nxt = Signal(n)
     pmask = Signal(n)
@@ -132,6 +142,7 @@ def test_round_robin_exhaustive(n):
                 want = _first_at_or_after(req, ptr, n)
                 assert ctx.get(grant) == (0 if want is None else 1 << want), (n, ptr, req)
                 assert ctx.get(grant_m) == ctx.get(grant), (n, ptr, req)
+                assert ctx.get(chosen) == (0 if want is None else vals[want]), (n, ptr, req)
         for k in range(-1, n):
             ctx.set(one_hot, 0 if k < 0 else 1 << k)
             past = 0 if k < 0 else (k + 1) % n
