@@ -384,6 +384,13 @@ class HtaxPipelined(Htax):
 
         booked_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}booked_nb")
         m.d.comb += booked_nb.eq(Array(x.nx_nb for x in inputs)[obk_in])
+        # The booking's take is _RESERVE beats at bk1 (a constant: nx_nb, which crosses the switch, ends
+        # in a register, booked_nb_q, not in the space adder) and one cycle later (refund) the beats the
+        # packet does not use, MAX_DATA_WORDS - its data words, from that register.
+        refund = Signal(name=f"{p}refund")
+        refund_vc = Signal(2, name=f"{p}refund_vc")
+        booked_nb_q = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}booked_nb_q")
+        m.d.sync += [refund.eq(bk1), refund_vc.eq(bk1_vc), booked_nb_q.eq(booked_nb)]
 
         # ow: the beat taken from the writer, with its VC one-hot (ow_vc = 0: ow is empty), so the link
         # engine's "VC v has a beat" does not start with a comparison
@@ -429,17 +436,22 @@ class HtaxPipelined(Htax):
                 m.d.sync += buffered[v].eq(1)
             with m.If(pop[v] & ~push[v]):
                 m.d.sync += buffered[v].eq(cnt[v] != 1)
-            # Space: a booking takes its packet's beats (1 + booked_nb) one cycle after the output
-            # learns it (bk1: the input's head lookup is registered by then; the output is not granted
-            # before, its booking flag obk is set); every beat that leaves the queue frees one, one
-            # cycle later (leave_q: a register cut between the link engine and the grant step).
-            take_v = Signal(range(_RESERVE + 1), name=f"{p}vc{v}_booked_beats")
-            m.d.comb += take_v.eq(Mux(bk1 & (bk1_vc == v), 1 + booked_nb, 0))
-            m.d.sync += [leave_q[v].eq(leave[v]), space[v].eq(space[v] - take_v + leave_q[v])]
+            # Space: a booking takes its packet's beats one cycle after the output learns it (bk1: the
+            # output is not granted before, its booking flag obk is set), _RESERVE of them, and gets
+            # back the unused ones in the next cycle (refund, from the input's head lookup registered
+            # at the output); every beat that leaves the queue frees one, one cycle later (leave_q: a
+            # register cut between the link engine and the grant step).
+            take_v = bk1 & (bk1_vc == v)
+            refund_v = refund & (refund_vc == v)
+            m.d.sync += [leave_q[v].eq(leave[v]),
+                         space[v].eq(space[v] - Mux(take_v, _RESERVE, 0)
+                                     + Mux(refund_v, MAX_DATA_WORDS - booked_nb_q, 0) + leave_q[v])]
             # space_ok: "space >= _RESERVE" for the grant step, registered from the next space without
-            # the booking's take: in the cycle after a take the output is not open (obk is set, or
-            # the booked input has just become the writer and its header is not yet in: whdr is low),
-            # and from the cycle after that on the flag is exact again (formal: exact when open).
+            # the booking's take and refund: in the two cycles after a take the output is not open
+            # (obk is set, or the booked input has just become the writer and its header is not yet
+            # in: whdr is low; the output takes the header two cycles after the take at the earliest),
+            # and from the cycle after the refund on the flag is exact again (formal: exact when
+            # open).
             m.d.sync += space_ok[v].eq(Mux(leave_q[v], space[v] >= _RESERVE - 1, space[v] >= _RESERVE))
 
         # Link engine: whole packets from the buffers, round-robin over the VCs that may start.  The
