@@ -48,7 +48,6 @@ from .rr import (
     past_mask,
     past_one_hot,
     round_robin,
-    round_robin_mask,
     round_robin_select,
 )
 from .switch import Htax, _check_int, up_down
@@ -161,7 +160,9 @@ class HtaxPipelined(Htax):
                 req.append(rv.any() & x.can_book)
             req_sig = Signal(n, name=f"o{o}_req")
             m.d.comb += req_sig.eq(Cat(req))
-            grant = round_robin_mask(m, req_sig, gptr[o], name=f"o{o}_grant")
+            # (the one-hot grant from round_robin_select's trees of 2:1 choices, for depth)
+            grant = round_robin_select(m, req_sig, gptr[o], [Const(1 << i, n) for i in range(n)],
+                                       name=f"o{o}_grant")
             # An output whose grant is being accepted or refused now grants nothing in this cycle: it
             # learns the accept one cycle later (a_q, below), and until then a second input could take
             # its next grant.  Nor does it grant while it learns an accept (book_o): its booking flag
@@ -186,19 +187,20 @@ class HtaxPipelined(Htax):
         for i, x in enumerate(inputs):
             gi = Signal(n, name=f"i{i}_granted")
             m.d.comb += gi.eq(Cat(g[o][i] for o in range(n)))
-            a = Signal(n, name=f"i{i}_accepted")          # can_book gates behind the arbiter
-            m.d.comb += a.eq(Mux(x.can_book, round_robin_mask(m, gi, aptr[i], name=f"i{i}_accept"), 0))
-            # What the booking registers take (under book only, so without can_book): the accepted
-            # output, its VC and the accept pointer's next mask, chosen by the accept arbitration
-            # directly from per-output values (round_robin_select), not through the one-hot a.
+            # The accept arbitration chooses among per-output values (round_robin_select: trees of 2:1
+            # choices, not a one-hot grant followed by selects): the accepted output one-hot (a, to the
+            # outputs; can_book gates it behind the arbiter) and, for the booking registers (under
+            # book only, so without can_book), its index, its VC and the accept pointer's next mask.
             dst_w = len(x.book_dst)
             chosen = round_robin_select(m, gi, aptr[i], [
-                Cat(Const(o, dst_w), g_vcs[o][i], past_mask(Const(1 << o, n))) for o in range(n)],
-                name=f"i{i}_accept_sel")
-            m.d.comb += [x.book.eq(gi.any() & x.can_book),       # (a.any(), without the arbiter in front)
-                         Cat(x.book_dst, x.book_vc).eq(chosen[:dst_w + 2])]
+                Cat(Const(1 << o, n), Const(o, dst_w), g_vcs[o][i], past_mask(Const(1 << o, n)))
+                for o in range(n)], name=f"i{i}_accept_sel")
+            a = Signal(n, name=f"i{i}_accepted")
+            m.d.comb += [a.eq(Mux(x.can_book, chosen[:n], 0)),
+                         x.book.eq(gi.any() & x.can_book),       # (a.any(), without the arbiter in front)
+                         Cat(x.book_dst, x.book_vc).eq(chosen[n:n + dst_w + 2])]
             with m.If(x.book):
-                m.d.sync += aptr[i].eq(chosen[dst_w + 2:])
+                m.d.sync += aptr[i].eq(chosen[n + dst_w + 2:])
             a_q = Signal(n, name=f"i{i}_accepted_q")
             m.d.sync += a_q.eq(a)
             acc.append(a_q)
