@@ -361,11 +361,11 @@ class Htax(wiring.Component):
         allocation, so a header move enables the new slot's registers only (it reaches no other row).
 
         ``input_register`` (with ``header_memory`` and ``registered_ready``): the link's beat is decoded
-        where it arrives and registered (``x.st_*``: moved, header, last, the allocation's slot class,
-        VC, output and length, and the 92-bit word to store), and the writer stores it one cycle later
-        from that register: the slot registers, the age matrix, the free-slot register, the class and
-        queue counters and the data memory's write port are enabled from registers, not from the
-        link's handshake (the registered ``ready`` and the link's ``valid``).  Only the in-packet state
+        where it arrives and registered (the ``st_*`` signals: moved, header, last, the allocation's
+        slot class, VC, output and length, and the 92-bit word to store), and the writer stores it one
+        cycle later from that register: the slot registers, the age matrix, the free-slot register, the
+        class and queue counters and the data memory's write port are enabled from registers, not from
+        the link's handshake (the registered ``ready`` and the link's ``valid``).  Only the in-packet state
         and the VC of the link (``in_pkt``, ``wvc``) and ``ready`` itself are kept at the link.
         ``ready`` counts the stored header exactly (the counters count it at its store) and the header
         that moves now as with ``registered_ready``.  The queue counters count the stored header at
@@ -472,8 +472,8 @@ class Htax(wiring.Component):
         m.d.comb += moved.eq(transfer(link))
         hmove = Signal(name=f"{p}hmove")
         m.d.comb += hmove.eq(moved & ~in_pkt)
-        if input_register:
-            assert header_memory and registered_ready
+        if input_register and not (header_memory and registered_ready):
+            raise ValueError("input_register needs header_memory and registered_ready")
 
         bad = Signal(name=f"{p}malformed")
         m.d.comb += bad.eq(malformed(hdr) | (hdr.vc.as_value() != beat.vc.as_value()))
