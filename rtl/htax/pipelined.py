@@ -158,11 +158,11 @@ class HtaxPipelined(Htax):
                 gv = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
                 vc_of.append(one_hot_index(m, gv, name=f"o{o}_i{i}_vc"))
                 req.append(rv.any() & x.can_book)
-            req_sig = Signal(n, name=f"o{o}_req")
+            req_sig = Signal(n, name=f"o{o}_req", attrs={"keep": 1})
             m.d.comb += req_sig.eq(Cat(req))
             # (the one-hot grant from round_robin_select's trees of 2:1 choices, for depth)
             grant = round_robin_select(m, req_sig, gptr[o], [Const(1 << i, n) for i in range(n)],
-                                       name=f"o{o}_grant")
+                                       name=f"o{o}_grant", keep=True)
             # An output whose grant is being accepted or refused now grants nothing in this cycle: it
             # learns the accept one cycle later (a_q, below), and until then a second input could take
             # its next grant.  Nor does it grant while it learns an accept (book_o): its booking flag
@@ -185,7 +185,7 @@ class HtaxPipelined(Htax):
         # the switch twice in a cycle.
         acc = []
         for i, x in enumerate(inputs):
-            gi = Signal(n, name=f"i{i}_granted")
+            gi = Signal(n, name=f"i{i}_granted", attrs={"keep": 1})
             m.d.comb += gi.eq(Cat(g[o][i] for o in range(n)))
             # The accept arbitration chooses among per-output values (round_robin_select: trees of 2:1
             # choices, not a one-hot grant followed by selects): the accepted output one-hot (a, to the
@@ -194,7 +194,7 @@ class HtaxPipelined(Htax):
             dst_w = len(x.book_dst)
             chosen = round_robin_select(m, gi, aptr[i], [
                 Cat(Const(1 << o, n), Const(o, dst_w), g_vcs[o][i], past_mask(Const(1 << o, n)))
-                for o in range(n)], name=f"i{i}_accept_sel")
+                for o in range(n)], name=f"i{i}_accept_sel", keep=True)
             a = Signal(n, name=f"i{i}_accepted")
             m.d.comb += [a.eq(Mux(x.can_book, chosen[:n], 0)),
                          x.book.eq(gi.any() & x.can_book),       # (a.any(), without the arbiter in front)
