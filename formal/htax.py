@@ -22,7 +22,8 @@
   header well formed, for that output and on its beat's VC, never more headers out than in, a free slot
   for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
   registered there), the registered lowest free slot equal to the lowest free slot, each read
-  engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD``, a
+  engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD`` (and
+  1 while the engine is idle), the registered ``can_book`` equal to ``~bk & ~nx & near``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
   packet's last beat and 0 otherwise, the registered released-slot one-hot ``rel_oh`` equal to the
@@ -280,6 +281,10 @@ class HtaxProperties(Elaboratable):
             # the look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
                 m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
+            with m.Else():
+                m.d.comb += Assert(x.near)
+            # the registered can_book is "no booking waiting and the engine idle or near its end"
+            m.d.comb += Assert(x.can_book == (~x.bk & ~x.nx & x.near))
             # a header read from the data memory is the header of the packet the engine reads
             cls._read_header(m, x)
             # the write register names one output

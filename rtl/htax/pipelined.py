@@ -246,7 +246,9 @@ class HtaxPipelined(Htax):
         nx_dst = Signal(range(n), name=f"{p}nx_dst")
         nx_vc = Signal(2, name=f"{p}nx_vc")
         nx_cls = Signal(cls_shape, name=f"{p}nx_cls")
-        x.can_book = Signal(name=f"{p}can_book")
+        # can_book: ~bk & ~nx & (~act | near), a register (set from the next values of bk, nx and near),
+        # so the grant step's requests, which cross the switch, start at a register
+        x.can_book = Signal(init=1, name=f"{p}can_book")
         # The queue counter drops in the cycle after the booking (a register cut between the accept and
         # the counters): the input cannot book again before (bk is set), so nothing reads the count in
         # between.
@@ -278,20 +280,24 @@ class HtaxPipelined(Htax):
         x.w_near = Signal(name=f"{p}w_near")
         load = Signal(name=f"{p}load")
         # near: fewer than _IN_AHEAD beats of the current packet are still to read (enb - ek), kept in a
-        # register next to the engine's so the grant step does not start with a subtraction.
-        x.near = Signal(name=f"{p}near")
+        # register next to the engine's so the grant step does not start with a subtraction; it is 1
+        # whenever the engine is idle (from reset, and after a last beat), so ~act | near is near.
+        x.near = Signal(init=1, name=f"{p}near")
         c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=~x.s_valid,
                                               start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
         m.d.comb += [
             x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
             w_free.eq(~x.w_valid | x.w_take),
             load.eq(nx & ~x.act),
-            x.can_book.eq(~bk & ~nx & (~x.act | x.near)),
         ]
+        near_next = Signal(name=f"{p}near_next")
+        m.d.comb += near_next.eq(Mux(issue, c.nb - c.k < _IN_AHEAD + 1, Mux(load, c.nb < _IN_AHEAD, x.near)))
+        m.d.sync += x.near.eq(near_next)
         with m.If(issue):
-            m.d.sync += [x.near.eq(c.nb - c.k < _IN_AHEAD + 1), rd_near.eq(c.nb - c.k <= _OUT_AHEAD)]
-        with m.Elif(load):
-            m.d.sync += x.near.eq(c.nb < _IN_AHEAD)
+            m.d.sync += rd_near.eq(c.nb - c.k <= _OUT_AHEAD)
+        # the next ~bk & ~nx & near: a booking sets bk (a lookup needs bk, so without bk nx only clears,
+        # at the load), and with bk set either bk stays or nx is set by the lookup
+        m.d.sync += x.can_book.eq(~bk & ~x.book & ~(nx & ~load) & near_next)
         cur = Signal(nslots, name=f"{p}cur")          # one-hot: the slot being read (while act)
         with m.If(load):
             m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
