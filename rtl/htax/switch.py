@@ -338,11 +338,8 @@ class Htax(wiring.Component):
 
         ``registered_has``: ``x.has`` comes from a register, set from the queue counters' next values
         (the same value one cycle's logic earlier: a register cut between the counters and the
-        requests), and the queue counters count an allocation one cycle after it, from registers (a
-        register cut between the header decode and the counters, which sit beside their consumers,
-        the outputs' grant steps: ``has`` shows a new packet two cycles after its header moved).  With
-        ``input_register`` the allocation is itself one cycle after the move, from registers, and the
-        counters count it at once (the same cycle).
+        requests).  With ``input_register`` the counters count an allocation one cycle after its
+        header moved, from registers, so ``has`` shows a new packet two cycles after its header moved.
 
         ``registered_low``: the lowest free slot comes from a register, set from the slots as they will
         be after this cycle's release and allocation (the same slot: a register cut between the slot
@@ -365,15 +362,14 @@ class Htax(wiring.Component):
         slot class, VC, output and length, and the 92-bit word to store), and the writer stores it one
         cycle later from that register: the slot registers, the age matrix, the free-slot register, the
         class and queue counters and the data memory's write port are enabled from registers, not from
-        the link's handshake (the registered ``ready`` and the link's ``valid``).  Only the in-packet state
-        and the VC of the link (``in_pkt``, ``wvc``) and ``ready`` itself are kept at the link.
+        the link's handshake (the registered ``ready`` and the link's ``valid``).  Only the in-packet
+        state and the VC of the link (``in_pkt``, ``wvc``) and ``ready`` itself are kept at the link.
         ``ready`` counts the stored header exactly (the counters count it at its store) and the header
-        that moves now as with ``registered_ready``.  The queue counters count the stored header at
-        once (the input register stands for ``registered_has``'s one-cycle delay), the memory is written
-        in the cycle after the move as before; the read engine tests "the next word is stored" against
-        the storing writer's state.  A header is read at the earliest four cycles after its write (the
-        request flags, the grant, the accept and the head lookup come first), a data word in the cycle
-        after its write.
+        that moves now as with ``registered_ready``.  The queue and class counters count the stored
+        header when it is stored, the memory is written in the cycle after the move; the read engine
+        tests "the next word is stored" against the storing writer's state.  A header is read at the
+        earliest four cycles after its write (the request flags, the grant, the accept and the head
+        lookup come first), a data word in the cycle after its write.
         """
         n, s, sh = self._n, self._s, self._sh
         rsp = HtaxVC.RESPONSE.value
@@ -635,16 +631,9 @@ class Htax(wiring.Component):
         def count(counter, up, down):
             up_down(m, counter, up, down, lut=lut_counters)
 
-        if registered_has and not input_register:
-            q_up = Signal(name=f"{p}q_up")
-            q_up_vc = Signal(2, name=f"{p}q_up_vc")
-            q_up_dst = Signal(range(n), name=f"{p}q_up_dst")
-            m.d.sync += [q_up.eq(alloc), q_up_vc.eq(alloc_vc), q_up_dst.eq(alloc_dst)]
-        else:
-            q_up, q_up_vc, q_up_dst = alloc, alloc_vc, alloc_dst
         for v in range(NUM_VCS):
             for o in range(n):
-                up = q_up & (q_up_vc == v) & (q_up_dst == o)
+                up = alloc & (alloc_vc == v) & (alloc_dst == o)
                 down = x.q_dec & (x.q_dec_vc == v) & (x.q_dec_dst == o)
                 count(qcnt[v][o], up, down)
                 if registered_has:
@@ -671,38 +660,23 @@ class Htax(wiring.Component):
             # slot that is not there.
             bvc = beat.vc.as_value()
             takes = [hmove & (bvc == c) for c in range(NUM_VCS)] + [hmove & (bvc == np_)]
-            if input_register:
-                # The stored header (alloc) is not in the counters yet: the counters after this cycle's
-                # store and release (exact, from registers), then the header that moves now.
-                if sh:
-                    after = Signal(range(sh + 2), name=f"{p}shared_after")
-                    m.d.comb += after.eq(shared + shared_up - shared_down)
-                    shared_next_ok = Mux(hmove, after + 1 < sh, after < sh)
-                else:
-                    shared_next_ok = Const(0)
-                room_next = []
-                for c in classes:
-                    k = Signal(range(nslots + 2), name=f"{p}cnt{c}_after")
-                    m.d.comb += k.eq(cnt[c] + (alloc & (alloc_cls == c)) - (release & (rel_cls == c)))
-                    r = Signal(name=f"{p}room{c}_next")
-                    m.d.comb += r.eq(Mux(takes[c], k + 1 < res[c], k < res[c]) | shared_next_ok)
-                    room_next.append(r)
+            # The counters after this cycle's store (with input_register the stored header, alloc, is
+            # not in them yet; without, the allocation is the header that moves now, counted by takes)
+            # and release, exact and from registers; then the header that moves now.
+            if sh:
+                after = Signal(range(sh + 2), name=f"{p}shared_after")
+                m.d.comb += after.eq(shared + (shared_up if input_register else 0) - shared_down)
+                shared_next_ok = Mux(hmove, after + 1 < sh, after < sh)
             else:
-                if sh:
-                    # shared + hmove - shared_down < sh
-                    shared_next_ok = Mux(hmove, Mux(shared_down, shared_ok, shared + 1 < sh),
-                                         shared_ok | shared_down)
-                else:
-                    shared_next_ok = Const(0)
-                room_next = []
-                for c in classes:
-                    rel_c = release & (rel_cls == c)
-                    r = Signal(name=f"{p}room{c}_next")
-                    # cnt[c] + takes[c] - rel_c < res[c]
-                    m.d.comb += r.eq(Mux(takes[c] & ~rel_c, cnt[c] + 1 < res[c],
-                                         Mux(rel_c & ~takes[c], cnt[c] <= res[c], cnt[c] < res[c]))
-                                     | shared_next_ok)
-                    room_next.append(r)
+                shared_next_ok = Const(0)
+            room_next = []
+            for c in classes:
+                k = Signal(range(nslots + 2), name=f"{p}cnt{c}_after")
+                m.d.comb += k.eq(cnt[c] + ((alloc & (alloc_cls == c)) if input_register else 0)
+                                 - (release & (rel_cls == c)))
+                r = Signal(name=f"{p}room{c}_next")
+                m.d.comb += r.eq(Mux(takes[c], k + 1 < res[c], k < res[c]) | shared_next_ok)
+                room_next.append(r)
             m.d.sync += ready_of(Mux(moved, ~beat.last, in_pkt), Mux(hmove, bvc, wvc), room_next)
 
         x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
