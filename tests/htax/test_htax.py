@@ -38,6 +38,15 @@ def test_parameter_validation(kwargs, exc, msg):
         Htax(**kwargs)
 
 
+def test_slots_input_register_needs_its_companions():
+    """The input register stores the header in the data memory and counts it in the registered
+    ``ready``: asked for without those, the slots refuse to elaborate instead of building a writer
+    whose ``ready`` would not count the stored header."""
+    for kwargs in (dict(), dict(header_memory=True), dict(registered_ready=True)):
+        with pytest.raises(ValueError, match="^input_register needs header_memory and registered_ready$"):
+            Htax(ports=2)._slots(Module(), 0, input_register=True, **kwargs)
+
+
 @pytest.mark.parametrize("kwargs,exc,msg", [
     (dict(ports=4, out_depth=8), ValueError, "out_depth must be between 9 and 64, not 8"),
     (dict(ports=4, out_depth=65), ValueError, "out_depth must be between 9 and 64, not 65"),
@@ -180,6 +189,8 @@ def test_one_hot_select_and_past(n):
     sim.run()
     with pytest.raises(ValueError, match="2 values for a 3-bit one-hot select"):
         one_hot_select(Module(), Signal(3), values[:2] if n >= 2 else [Signal(1)] * 2)
+    with pytest.raises(ValueError, match="2 values for 3 requesters"):
+        round_robin_select(Module(), Signal(3), Signal(3), [Const(1, 2)] * 2)
 
 
 @pytest.mark.parametrize("design", [Htax, HtaxPipelined])
