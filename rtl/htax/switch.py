@@ -71,6 +71,19 @@ def _word_addr(slot, word, header, header_memory):
     return Cat(word[:3], slot)
 
 
+
+def _below_after(m, name, value, limit, up, down, take):
+    """``value + up - down + take < limit`` (``up``, ``down``, ``take``: 1-bit events) without an
+    adder in front of the comparison: ``value`` is compared with the four constants ``limit - d``
+    (``d`` = -1 .. 2), and the events choose among the results."""
+    lt = {d: (value < limit - d) if limit - d > 0 else Const(0) for d in (-1, 0, 1, 2)}
+    flags = Signal(4, name=f"{name}_lt")
+    m.d.comb += flags.eq(Cat(lt[d] for d in (-1, 0, 1, 2)))
+    ok = Signal(name=name)
+    m.d.comb += ok.eq(Mux(up, Mux(down, Mux(take, flags[2], flags[1]), Mux(take, flags[3], flags[2])),
+                          Mux(down, Mux(take, flags[1], flags[0]), Mux(take, flags[2], flags[1]))))
+    return ok
+
 def up_down(m, counter, up, down, *, lut=False):
     """``counter`` counts one up on ``up`` alone and one down on ``down`` alone (it wraps at its ends;
     the callers' counts stay within its range).
@@ -626,7 +639,8 @@ class Htax(wiring.Component):
             # slot low): both from registers, the allocation chooses at the register.
             after_rel = Signal(nslots, name=f"{p}free_after_release")
             m.d.comb += after_rel.eq(free_bits | rel_oh)
-            m.d.sync += low.eq(Mux(alloc, lowest(after_rel & ~low), lowest(after_rel)))
+            # (one priority encoder: the allocation masks its slot out in front of it)
+            m.d.sync += low.eq(lowest(after_rel & ~Mux(alloc, low, 0)))
 
         def count(counter, up, down):
             up_down(m, counter, up, down, lut=lut_counters)
@@ -663,19 +677,20 @@ class Htax(wiring.Component):
             # The counters after this cycle's store (with input_register the stored header, alloc, is
             # not in them yet; without, the allocation is the header that moves now, counted by takes)
             # and release, exact and from registers; then the header that moves now.
+            # (Each "after" is compared without an adder: value + up - down + take < limit is
+            # value < limit - (up - down + take), one of four comparisons of the register with constants,
+            # chosen by the three events.)
             if sh:
-                after = Signal(range(sh + 2), name=f"{p}shared_after")
-                m.d.comb += after.eq(shared + (shared_up if input_register else 0) - shared_down)
-                shared_next_ok = Mux(hmove, after + 1 < sh, after < sh)
+                shared_next_ok = _below_after(m, f"{p}shared_next_ok", shared, sh,
+                                              shared_up if input_register else Const(0), shared_down, hmove)
             else:
                 shared_next_ok = Const(0)
             room_next = []
             for c in classes:
-                k = Signal(range(nslots + 2), name=f"{p}cnt{c}_after")
-                m.d.comb += k.eq(cnt[c] + ((alloc & (alloc_cls == c)) if input_register else 0)
-                                 - (release & (rel_cls == c)))
+                up = (alloc & (alloc_cls == c)) if input_register else Const(0)
                 r = Signal(name=f"{p}room{c}_next")
-                m.d.comb += r.eq(Mux(takes[c], k + 1 < res[c], k < res[c]) | shared_next_ok)
+                m.d.comb += r.eq(_below_after(m, f"{p}cnt{c}_next_ok", cnt[c], res[c], up,
+                                              release & (rel_cls == c), takes[c]) | shared_next_ok)
                 room_next.append(r)
             m.d.sync += ready_of(Mux(moved, ~beat.last, in_pkt), Mux(hmove, bvc, wvc), room_next)
 
