@@ -1,5 +1,6 @@
 """HTAX unit tests in the Amaranth simulator: parameters, the round-robin arbiter, drop counters."""
 
+import itertools
 import random
 
 import pytest
@@ -18,6 +19,7 @@ from rtl.htax.rr import (
     round_robin_mask,
     round_robin_select,
 )
+from rtl.htax.switch import _below_after
 from sim.htax_packet import HtaxPacket
 
 
@@ -191,6 +193,31 @@ def test_one_hot_select_and_past(n):
         one_hot_select(Module(), Signal(3), values[:2] if n >= 2 else [Signal(1)] * 2)
     with pytest.raises(ValueError, match="2 values for 3 requesters"):
         round_robin_select(Module(), Signal(3), Signal(3), [Const(1, 2)] * 2)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 12])
+def test_below_after_exhaustive(limit):
+    """``_below_after`` (the registered ``ready``'s room test without an adder) equals
+    ``value + up - down + take < limit`` for every counter value and every combination of events
+    (value 0 with a ``down`` cannot happen in the switch, and is left out)."""
+    m = Module()
+    value, up, down, take = Signal(5), Signal(), Signal(), Signal()
+    ok = _below_after(m, "t", value, limit, up, down, take)
+
+    async def bench(ctx):
+        for v in range(18):
+            for u, d, t in itertools.product((0, 1), repeat=3):
+                if v == 0 and d:
+                    continue
+                ctx.set(value, v)
+                ctx.set(up, u)
+                ctx.set(down, d)
+                ctx.set(take, t)
+                assert ctx.get(ok) == (v + u - d + t < limit), (limit, v, u, d, t)
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
 
 
 @pytest.mark.parametrize("design", [Htax, HtaxPipelined])
