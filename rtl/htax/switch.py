@@ -71,7 +71,6 @@ def _word_addr(slot, word, header, header_memory):
     return Cat(word[:3], slot)
 
 
-
 def _below_after(m, name, value, limit, up, down, take):
     """``value + up - down + take < limit`` (``up``, ``down``, ``take``: 1-bit events) without an
     adder in front of the comparison: ``value`` is compared with the four constants ``limit - d``
@@ -83,6 +82,7 @@ def _below_after(m, name, value, limit, up, down, take):
     m.d.comb += ok.eq(Mux(up, Mux(down, Mux(take, flags[2], flags[1]), Mux(take, flags[3], flags[2])),
                           Mux(down, Mux(take, flags[1], flags[0]), Mux(take, flags[2], flags[1]))))
     return ok
+
 
 def up_down(m, counter, up, down, *, lut=False):
     """``counter`` counts one up on ``up`` alone and one down on ``down`` alone (it wraps at its ends;
@@ -635,11 +635,10 @@ class Htax(wiring.Component):
                 with m.If(rel_oh[j]):
                     m.d.sync += [older[k][j].eq(0) for k in range(nslots) if k != j]
         if registered_low:
-            # The free slots after this cycle's release, without and with this cycle's allocation (of
-            # slot low): both from registers, the allocation chooses at the register.
+            # The free slots after this cycle's release, less slot low when the stored header takes it
+            # now: all from registers, into one priority encoder.
             after_rel = Signal(nslots, name=f"{p}free_after_release")
             m.d.comb += after_rel.eq(free_bits | rel_oh)
-            # (one priority encoder: the allocation masks its slot out in front of it)
             m.d.sync += low.eq(lowest(after_rel & ~Mux(alloc, low, 0)))
 
         def count(counter, up, down):
