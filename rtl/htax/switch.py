@@ -311,14 +311,19 @@ class Htax(wiring.Component):
     def _drop_counters(self, m, inputs, *, registered=False):
         """``dropped_no_target`` and ``dropped_malformed``: saturating counts of the inputs' drops.
 
-        ``registered``: the drops of a cycle are summed into a register first (the counters show them
-        one cycle later; a register cut between the inputs' header decode and the counters' adders).
+        ``registered``: every input registers its drop events where they happen, their sum is
+        registered, and the counters add it (they show a drop two cycles later; register cuts between
+        the inputs' header decode, the sum across the inputs and the counters' adders).
         """
         n = self._n
         for counter, events in ((self.dropped_no_target, [x.ev_no_target for x in inputs]),
                                 (self.dropped_malformed, [x.ev_malformed for x in inputs])):
             count = Signal.like(counter, name=f"{counter.name}_q")
             inc = Signal(range(n + 1), name=f"{counter.name}_inc")
+            if registered:
+                events_q = Signal(n, name=f"{counter.name}_events")
+                m.d.sync += events_q.eq(Cat(events))
+                events = list(events_q)
             drops = sum(e.as_unsigned() for e in events)
             if registered:
                 m.d.sync += inc.eq(drops)
