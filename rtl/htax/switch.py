@@ -322,13 +322,9 @@ class Htax(wiring.Component):
             inc = Signal(range(n + 1), name=f"{counter.name}_inc")
             if registered:
                 events_q = Signal(n, name=f"{counter.name}_events")
-                m.d.sync += events_q.eq(Cat(events))
-                events = list(events_q)
-            drops = sum(e.as_unsigned() for e in events)
-            if registered:
-                m.d.sync += inc.eq(drops)
+                m.d.sync += [events_q.eq(Cat(events)), inc.eq(sum(e.as_unsigned() for e in events_q))]
             else:
-                m.d.comb += inc.eq(drops)
+                m.d.comb += inc.eq(sum(e.as_unsigned() for e in events))
             total = Signal(len(count) + 5, name=f"{counter.name}_sum")
             limit = (1 << len(count)) - 1
             m.d.comb += total.eq(count + inc)
