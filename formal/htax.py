@@ -23,7 +23,10 @@
   for every header taken in and the slot accounting of ``conservation`` (the inputs' ``ready`` is
   registered there), the registered lowest free slot equal to the lowest free slot, each read
   engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD`` (and
-  1 while the engine is idle), the registered ``can_book`` equal to ``~bk & ~nx & near``, a
+  1 while the engine is idle), its registered remaining beats (``erem``) and "next beat is the last"
+  (``e_last``, and ``nx_last`` of the looked-up packet) equal to what they stand for, the registered
+  class flags ``cnt_over`` / ``cnt_full`` equal to the counters' comparisons with their reservations,
+  the registered ``can_book`` equal to ``~bk & ~nx & near``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
   packet's last beat and 0 otherwise, the registered released-slot one-hot ``rel_oh`` equal to the
@@ -281,8 +284,16 @@ class HtaxProperties(Elaboratable):
             # the look-ahead flag: fewer than _IN_AHEAD beats still to read
             with m.If(x.act):
                 m.d.comb += Assert(x.near == (x.enb - x.ek < _IN_AHEAD))
+                # the engine's registered remaining beats and "the next beat is the last"
+                m.d.comb += [Assert(x.erem == x.enb - x.ek), Assert(x.e_last == (x.ek == x.enb))]
             with m.Else():
                 m.d.comb += Assert(x.near)
+            with m.If(x.nx):
+                m.d.comb += Assert(x.nx_last == (x.nx_nb == 0))
+            # the registered class flags: the counters beyond / at their reservation
+            for c in x.classes:
+                m.d.comb += [Assert(x.cnt_over[c] == (x.cnt[c] > x.res[c])),
+                             Assert(x.cnt_full[c] == (x.cnt[c] >= x.res[c]))]
             # the registered can_book is "no booking waiting and the engine idle or near its end"
             m.d.comb += Assert(x.can_book == (~x.bk & ~x.nx & x.near))
             # a header read from the data memory is the header of the packet the engine reads

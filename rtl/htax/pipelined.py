@@ -243,6 +243,7 @@ class HtaxPipelined(Htax):
         nx = Signal(name=f"{p}nx")
         nx_slot = Signal(slot_shape, name=f"{p}nx_slot")
         nx_nb = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}nx_nb")
+        nx_last = Signal(name=f"{p}nx_last")                      # nx_nb == 0
         nx_dst = Signal(range(n), name=f"{p}nx_dst")
         nx_vc = Signal(2, name=f"{p}nx_vc")
         nx_cls = Signal(cls_shape, name=f"{p}nx_cls")
@@ -284,17 +285,26 @@ class HtaxPipelined(Htax):
         # whenever the engine is idle (from reset, and after a last beat), so ~act | near is near.
         x.near = Signal(init=1, name=f"{p}near")
         c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=~x.s_valid,
-                                              start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls))
+                                              start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls), start_last=nx_last)
         m.d.comb += [
             x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
             w_free.eq(~x.w_valid | x.w_take),
             load.eq(nx & ~x.act),
         ]
+        # erem: the engine's beats still to read after the next one (enb - ek), a register, so the
+        # flags below compare registers with constants instead of a difference behind the engine's
+        # choice between the new packet (nx_nb) and the current one
+        erem = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}erem")
+        rem = Mux(load, nx_nb, erem)                                # c.nb - c.k
+        with m.If(issue):
+            m.d.sync += erem.eq(rem - 1)
+        with m.Elif(load):
+            m.d.sync += erem.eq(nx_nb)
         near_next = Signal(name=f"{p}near_next")
-        m.d.comb += near_next.eq(Mux(issue, c.nb - c.k < _IN_AHEAD + 1, Mux(load, c.nb < _IN_AHEAD, x.near)))
+        m.d.comb += near_next.eq(Mux(issue, rem < _IN_AHEAD + 1, Mux(load, nx_nb < _IN_AHEAD, x.near)))
         m.d.sync += x.near.eq(near_next)
         with m.If(issue):
-            m.d.sync += rd_near.eq(c.nb - c.k <= _OUT_AHEAD)
+            m.d.sync += rd_near.eq(rem <= _OUT_AHEAD)
         # the next ~bk & ~nx & near: a booking sets bk (a lookup needs bk, so without bk nx only clears,
         # at the load), and with bk set either bk stays or nx is set by the lookup
         m.d.sync += x.can_book.eq(~bk & ~x.book & ~(nx & ~load) & near_next)
@@ -325,9 +335,11 @@ class HtaxPipelined(Htax):
         head_nb = one_hot_select(m, hit, x.snb, name=f"{p}head_nb")
         head_err = Signal(name=f"{p}head_err")
         m.d.comb += head_err.eq((hit & Cat(x.serr)).any())
+        head_last = Signal(name=f"{p}head_last")
+        m.d.comb += head_last.eq((hit & Cat(nb == 0 for nb in x.snb)).any())
         with m.If(bk & ~nx):
             m.d.sync += [
-                bk.eq(0), nx.eq(1), nx_slot.eq(head), nx_nb.eq(head_nb), nx_dst.eq(bk_dst),
+                bk.eq(0), nx.eq(1), nx_slot.eq(head), nx_nb.eq(head_nb), nx_last.eq(head_last), nx_dst.eq(bk_dst),
                 nx_vc.eq(bk_vc), nx_cls.eq(Mux(head_err, x.err_cls, bk_vc)),
             ]
 
@@ -350,7 +362,7 @@ class HtaxPipelined(Htax):
 
         x.bk, x.bk_dst, x.bk_vc, x.nx, x.nx_slot, x.nx_nb, x.nx_dst, x.nx_vc, x.nx_cls = (
             bk, bk_dst, bk_vc, nx, nx_slot, nx_nb, nx_dst, nx_vc, nx_cls)
-        x.cur, x.busy, x.hit = cur, busy, hit
+        x.cur, x.busy, x.hit, x.erem, x.nx_last = cur, busy, hit, erem, nx_last
 
     # -------------------------------------------------------------------------------------------
     def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, space_ok, o_open, *, wsel_oh, obk_in_oh,

@@ -655,14 +655,30 @@ class Htax(wiring.Component):
         for c in classes:
             count(cnt[c], alloc & (alloc_cls == c), release & (rel_cls == c))
         if sh:
+            # cnt[c] > res[c] and cnt[c] >= res[c]: with registered_ready registers, set from the
+            # counters' next values (comparisons with constants chosen by the events, _below_after), so
+            # the shared count's events start at registers, not at comparisons of the counters.
+            if registered_ready:
+                over = [Signal(name=f"{p}cnt{c}_over", init=res[c] < 0) for c in classes]
+                full = [Signal(name=f"{p}cnt{c}_full", init=res[c] <= 0) for c in classes]
+                for c in classes:
+                    up, down = alloc & (alloc_cls == c), release & (rel_cls == c)
+                    m.d.sync += [
+                        over[c].eq(~_below_after(m, f"{p}cnt{c}_le_res", cnt[c], res[c] + 1, up, down,
+                                                 Const(0))),
+                        full[c].eq(~_below_after(m, f"{p}cnt{c}_lt_res", cnt[c], res[c], up, down, Const(0))),
+                    ]
+                x.cnt_over, x.cnt_full = over, full
+            else:
+                over = [cnt[c] > res[c] for c in classes]
+                full = [cnt[c] >= res[c] for c in classes]
             shared_down = Signal(name=f"{p}shared_down")
-            m.d.comb += shared_down.eq(release & Array(cnt[c] > res[c] for c in classes)[rel_cls])
+            m.d.comb += shared_down.eq(release & Array(over)[rel_cls])
             # The allocation's class is beyond its reservation after this cycle's release: compared
             # per class from the counters, then chosen by the header's class (the header decode is
             # not in front of the comparisons).
             beyond = Signal(len(classes), name=f"{p}cnt_beyond")
-            m.d.comb += beyond.eq(Cat(Mux(release & (rel_cls == c), cnt[c] > res[c], cnt[c] >= res[c])
-                                      for c in classes))
+            m.d.comb += beyond.eq(Cat(Mux(release & (rel_cls == c), over[c], full[c]) for c in classes))
             shared_up = Signal(name=f"{p}shared_up")
             m.d.comb += shared_up.eq(alloc & beyond.bit_select(alloc_cls, 1))
             count(shared, shared_up, shared_down)
@@ -732,12 +748,15 @@ class Htax(wiring.Component):
             x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c.vc), x.q_dec_dst.eq(c.dst),
         ]
 
-    def _read_engine(self, m, p, x, *, load, start, rd_taken):
+    def _read_engine(self, m, p, x, *, load, start, rd_taken, start_last=None):
         """Read one packet's beats from the input's slots into a read register (shared by both
         switches).
 
         ``load``: the engine takes a new packet this cycle (only while it is idle); ``start``: that
-        packet's (slot, data beats, output, VC, accounting class).  ``rd_taken``: the read register is
+        packet's (slot, data beats, output, VC, accounting class); ``start_last`` (or ``None``): a
+        register, "that packet has no data beats", with which ``is_last`` comes from registers (the
+        engine keeps "the next beat is the last" in a register) instead of a comparison behind the
+        choice between the new packet and the current one.  ``rd_taken``: the read register is
         emptied this cycle.  The header comes from the slot's header register (or, with the slots'
         ``header_memory``, from the data memory like the data words), data word ``k`` (1-based) from the
         data memory, readable unless the writer is still filling that word.
@@ -800,7 +819,15 @@ class Htax(wiring.Component):
         issue = Signal(name=f"{p}issue")
         m.d.comb += issue.eq((x.act | load) & free_rd & avail)
         is_last = Signal(name=f"{p}is_last")
-        m.d.comb += is_last.eq(c.k == c.nb)
+        if start_last is None:
+            m.d.comb += is_last.eq(c.k == c.nb)
+        else:
+            x.e_last = e_last = Signal(init=1, name=f"{p}e_last")     # ek == enb (the engine's packet)
+            m.d.comb += is_last.eq(Mux(load, start_last, e_last))
+            with m.If(issue):
+                m.d.sync += e_last.eq(c.k + 1 == c.nb)
+            with m.Elif(load):
+                m.d.sync += e_last.eq(start_last)
 
         # beat k: data word k - 1 (k = 0, the header: in the memory only with header_memory)
         m.d.comb += [x.rp.en.eq(free_rd), x.rp.addr.eq(_word_addr(c.slot, c.k - 1, c.k == 0, x.header_memory))]
