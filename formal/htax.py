@@ -140,6 +140,7 @@ class HtaxProperties(Elaboratable):
                                      Assert(x.ecls == Mux(x.serr[k], x.err_cls, x.svc[k]))]
                 m.d.comb += Assert(x.eslot < len(x.occ))
             self._read_header(m, x)
+            self._no_collision(m, x)
             with m.If(x.act & (x.ek != 0)):
                 m.d.comb += Assert(x.edst == x.rd_dst)
                 # the read register holds a beat of this packet (never its last) or nothing
@@ -240,6 +241,19 @@ class HtaxProperties(Elaboratable):
             excess = excess + Mux(cnt > x.res[c], cnt - x.res[c], 0)
         m.d.comb += [Assert(x.shared == excess), Assert(x.shared <= x.nslots - sum(x.res))]
 
+    @staticmethod
+    def _no_collision(m, x):
+        """An issued read whose word the engine uses (every word with ``header_memory``, else the data
+        words) never reads the address the write port writes in the same cycle: the data memories'
+        ``no_rw_check`` (``rtl/htax/switch.py``)."""
+        used = x.rd_issue if x.header_memory else x.rd_issue & (x.rd_k != 0)
+        with m.If(used & x.wp.en):
+            m.d.comb += Assert(x.rp.addr != x.wp.addr)
+        # (for the induction: a packet the writer stores has at most MAX_DATA_WORDS data words, and
+        # the writer is at or before its end, so its writes stay inside its slot)
+        with m.If(x.m_in_pkt & ~x.m_wdrop):
+            m.d.comb += [Assert(x.wexp <= MAX_DATA_WORDS), Assert(x.m_wcount <= x.wexp)]
+
     @classmethod
     def _pipelined_bounded(cls, m, dut):
         """Bounded properties of ``HtaxPipelined`` (besides the link rules and the fresh-``ready`` rule
@@ -268,6 +282,7 @@ class HtaxProperties(Elaboratable):
             with m.If(x.alloc):
                 m.d.comb += Assert(~Cat(x.occ).bit_select(x.alloc_slot, 1))
             cls._accounting(m, x)
+            cls._no_collision(m, x)
             # the registered lowest free slot is the lowest free slot
             m.d.comb += Assert(x.low == lowest(~Cat(x.occ)))
             # the registered request flags equal "queue not empty"
