@@ -323,6 +323,9 @@ class HtaxProperties(Elaboratable):
             m.d.comb += Assert(x.rel_oh == Mux(x.release, Const(1, x.nslots) << x.rel_slot, 0))
             # w_end is the write register's output when it holds a packet's last beat, else 0
             m.d.comb += Assert(x.w_end == Mux(x.w_valid & x.w_beat.last, x.w_dst, 0))
+        # the inputs' registered copies of "output o takes from input i"
+        for i, sel in enumerate(st["sel"]):
+            m.d.comb += Assert(sel == Cat(st["wact"][o] & st["wsel_oh"][o][i] for o in range(n)))
         # the one-hot copies of wsel and obk_in name the same input as the binary ones; an output
         # buffer's free space never counts a beat that is in the buffer or on its way into it
         for o in range(n):

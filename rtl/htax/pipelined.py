@@ -123,11 +123,17 @@ class HtaxPipelined(Htax):
         o_open = [Signal(name=f"o{o}_open") for o in range(n)]        # may be granted (_output)
         # space_ok[o] bit v: space[o][v] >= _RESERVE, a register (_output) that is exact whenever o_open
         space_ok = [Signal(NUM_VCS, init=(1 << NUM_VCS) - 1, name=f"o{o}_space_ok") for o in range(n)]
-        # sel[i][o]: output o takes beats from input i now
+        # w_end[o]: output o takes the last beat of its writer's packet now (_output)
+        w_end = [Signal(name=f"o{o}_w_end") for o in range(n)]
+        # sel[i] bit o: output o takes beats from input i (wact[o] & wsel_oh[o][i]), a register at the
+        # input with the outputs' next-state rule, so the input's take (and the enables of its write
+        # and skid registers) starts at its own registers, not at the outputs' across the switch
         sel = []
         for i in range(n):
             s = Signal(n, name=f"i{i}_wsel_by")
-            m.d.comb += s.eq(Cat(wact[o] & wsel_oh[o][i] for o in range(n)))
+            for o in range(n):
+                with m.If(~wact[o] | w_end[o]):
+                    m.d.sync += s[o].eq(obk[o] & obk_in_oh[o][i])
             sel.append(s)
 
         inputs = [self._slots(m, i, registered_ready=True, registered_has=True, registered_low=True,
@@ -214,12 +220,12 @@ class HtaxPipelined(Htax):
 
         # ---- outputs ---------------------------------------------------------------------------
         buffers = [self._output(m, o, inputs, obk[o], obk_in[o], wact[o], wsel[o], space[o], space_ok[o],
-                                o_open[o], wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
+                                o_open[o], w_end[o], wsel_oh=wsel_oh[o], obk_in_oh=obk_in_oh[o],
                                 book=book_o[o].any(), book_vc=g_vc_d[o])
                    for o in range(n)]
 
         self._drop_counters(m, inputs, registered=True)
-        self._state = dict(inputs=inputs, g=g, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
+        self._state = dict(inputs=inputs, sel=sel, g=g, obk=obk, obk_in=obk_in, wact=wact, wsel=wsel, space=space,
                            space_ok=space_ok, o_open=o_open, wsel_oh=wsel_oh, obk_in_oh=obk_in_oh,
                            buffers=buffers)
         return m
@@ -365,8 +371,8 @@ class HtaxPipelined(Htax):
         x.cur, x.busy, x.hit, x.erem, x.nx_last = cur, busy, hit, erem, nx_last
 
     # -------------------------------------------------------------------------------------------
-    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, space_ok, o_open, *, wsel_oh, obk_in_oh,
-                book, book_vc):
+    def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, space_ok, o_open, w_end, *, wsel_oh,
+                obk_in_oh, book, book_vc):
         """Write side (``wsel``), VC buffers and link engine of output ``o``; returns per VC the
         buffer's beat count and whether ``ow`` holds a beat of the VC (for the formal checks)."""
         depth = self._depth
@@ -385,7 +391,7 @@ class HtaxPipelined(Htax):
         wnear = Signal(name=f"{p}wnear")
         with m.If(w_ok):
             m.d.sync += [whdr.eq(1), wnear.eq(Array(x.w_near for x in inputs)[wsel])]
-        w_end = Signal(name=f"{p}w_end")                 # w_ok & w_beat.last, from the inputs' w_end
+        # w_end: w_ok & w_beat.last, from the inputs' w_end
         m.d.comb += w_end.eq(wact & (wsel_oh & Cat(x.w_end[o] for x in inputs)).any())
         with m.If(~wact | w_end):
             m.d.sync += whdr.eq(0)
