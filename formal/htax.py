@@ -9,7 +9,9 @@
   taken in always finds a free slot; a VC with a free reserved slot is ready whatever the other VCs
   hold, and the non-posted VC is ready whenever its reserved slot is free and none of the input's own
   error responses waits (the unit's responses never take that slot: they never hold back its
-  requests).
+  requests).  An issued read whose word the read engine uses never reads the address the data
+  memory's write port writes in that cycle (the memories' ``no_rw_check``; this check is in all
+  three proofs).
 * ``links`` (k-induction): the link rules of :mod:`rtl.common.htax_rules` hold on every output while
   the inputs obey them (with malformed headers allowed) and sinks refuse VCs at random (keeping their
   ``ready2`` promise, :func:`~rtl.common.htax_rules.sink_rules`); invariants tie each output's rule
@@ -30,7 +32,8 @@
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
   packet's last beat and 0 otherwise, the registered released-slot one-hot ``rel_oh`` equal to the
-  decoded ``release``/``rel_slot``, the one-hot copies of ``wsel`` and ``obk_in`` equal to the
+  decoded ``release``/``rel_slot``, each input's register ``sel`` ("output *o* takes my beats") equal
+  to the outputs' ``wact & wsel_oh``, the one-hot copies of ``wsel`` and ``obk_in`` equal to the
   binary ones, no registered grant of a booked output, the registered room flags (``space_ok``) exact
   whenever the output may grant, the registered request flags ``has`` equal to
   "queue not empty", the head lookup from the registered queue heads equal to a search of the current
