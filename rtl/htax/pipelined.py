@@ -168,7 +168,7 @@ class HtaxPipelined(Htax):
             m.d.comb += req_sig.eq(Cat(req))
             # (the one-hot grant from round_robin_select's trees of 2:1 choices, for depth)
             grant = round_robin_select(m, req_sig, gptr[o], [Const(1 << i, n) for i in range(n)],
-                                       name=f"o{o}_grant", keep=True)
+                                       name=f"o{o}_grant")
             # An output whose grant is being accepted or refused now grants nothing in this cycle: it
             # learns the accept one cycle later (a_q, below), and until then a second input could take
             # its next grant.  Nor does it grant while it learns an accept (book_o): its booking flag
@@ -200,7 +200,7 @@ class HtaxPipelined(Htax):
             dst_w = len(x.book_dst)
             chosen = round_robin_select(m, gi, aptr[i], [
                 Cat(Const(1 << o, n), Const(o, dst_w), g_vcs[o][i], past_mask(Const(1 << o, n)))
-                for o in range(n)], name=f"i{i}_accept_sel", keep=True)
+                for o in range(n)], name=f"i{i}_accept_sel")
             a = Signal(n, name=f"i{i}_accepted")
             m.d.comb += [a.eq(Mux(x.can_book, chosen[:n], 0)),
                          x.book.eq(gi.any() & x.can_book),       # (a.any(), without the arbiter in front)

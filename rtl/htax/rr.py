@@ -44,35 +44,28 @@ def round_robin_mask(m, requests, mask, *, name="rr"):
     return grant
 
 
-def _first_value(m, requests, values, keep, name):
-    """(any, value of the lowest requester): a tree of 2:1 choices, log2(n) levels deep.  With ``keep``
-    the "any requester" of every subtree is a wire marked ``keep``, so synthesis maps the tree as a
-    tree (yosys/ABC otherwise chain the prefix ORs that the one-hot bits share)."""
+def _first_value(requests, values):
+    """(any, value of the lowest requester): a tree of 2:1 choices, log2(n) levels deep."""
     if len(values) == 1:
         return requests[0], values[0]
     h = len(values) // 2
-    lo_any, lo_val = _first_value(m, requests[:h], values[:h], keep, f"{name}l")
-    hi_any, hi_val = _first_value(m, requests[h:], values[h:], keep, f"{name}h")
-    if keep:
-        lo_w = Signal(name=f"{name}l_any", attrs={"keep": 1})
-        m.d.comb += lo_w.eq(lo_any)
-        lo_any = lo_w
+    lo_any, lo_val = _first_value(requests[:h], values[:h])
+    hi_any, hi_val = _first_value(requests[h:], values[h:])
     return lo_any | hi_any, Mux(lo_any, lo_val, hi_val)
 
 
-def round_robin_select(m, requests, mask, values, *, name="rrsel", keep=False):
+def round_robin_select(m, requests, mask, values, *, name="rrsel"):
     """``values[k]`` of the requester :func:`round_robin_mask` grants (zero when none requests), without
     the one-hot grant in front: two trees of 2:1 choices (at or after the pointer, and from the start)
-    and a choice between them, instead of a grant followed by an AND-OR select.  ``keep``: see
-    :func:`_first_value`."""
+    and a choice between them, instead of a grant followed by an AND-OR select."""
     if len(values) != len(requests):
         raise ValueError(f"{len(values)} values for {len(requests)} requesters")
     width = max(len(Value.cast(v)) for v in values)
     values = [Value.cast(v) for v in values]
     at_or_after = Signal(len(requests), name=f"{name}_hi")
     m.d.comb += at_or_after.eq(requests & mask)
-    hi_any, hi_val = _first_value(m, at_or_after, values, keep, f"{name}_hi_")
-    any_, val = _first_value(m, requests, values, keep, f"{name}_all_")
+    hi_any, hi_val = _first_value(at_or_after, values)
+    any_, val = _first_value(requests, values)
     result = Signal(width, name=name)
     m.d.comb += result.eq(Mux(hi_any, hi_val, Mux(any_, val, 0)))
     return result
