@@ -359,7 +359,8 @@ class Htax(wiring.Component):
         ``registered_ready``: the link's ``ready`` comes from a register, computed in the cycle before
         from the counters as they will be after that cycle's release and if a header that moves then
         takes a slot of its VC's class (or of ERR, on the non-posted VC) and a shared slot (a register
-        cut between the slot accounting and the link).
+        cut between the slot accounting and the link); the shared count's "class counter beyond / at
+        its reservation" flags (``x.cnt_over``, ``x.cnt_full``) are registers then too.
 
         ``registered_has``: ``x.has`` comes from a register, set from the queue counters' next values
         (the same value one cycle's logic earlier: a register cut between the counters and the
