@@ -483,8 +483,10 @@ class Htax(wiring.Component):
             response (class ERR: its reserved slot is free unless error responses of this input wait).
             The unit's own responses never use that slot, so the non-posted VC does not depend on the
             unit's response traffic (which would starve its own requests)."""
-            return [ready[v].eq(Mux(in_pkt, wvc == v, room[v] & room[err_cls] if v == np_ else room[v]))
-                    for v in range(NUM_VCS)]
+            return [ready[v].eq(ready_value(in_pkt, wvc, room, v)) for v in range(NUM_VCS)]
+
+        def ready_value(in_pkt, wvc, room, v):
+            return Mux(in_pkt, wvc == v, room[v] & room[err_cls] if v == np_ else room[v])
 
         if not registered_ready:
             m.d.comb += ready_of(in_pkt, wvc, room)
@@ -702,26 +704,37 @@ class Htax(wiring.Component):
             # (an error response: non-posted VC only) and a shared slot.  So ``ready`` never promises a
             # slot that is not there.
             bvc = beat.vc.as_value()
-            takes = [hmove & (bvc == c) for c in range(NUM_VCS)] + [hmove & (bvc == np_)]
-            # The counters after this cycle's store (with input_register the stored header, alloc, is
-            # not in them yet; without, the allocation is the header that moves now, counted by takes)
-            # and release, exact and from registers; then the header that moves now.
-            # (Each "after" is compared without an adder: value + up - down + take < limit is
-            # value < limit - (up - down + take), one of four comparisons of the register with constants,
-            # chosen by the three events.)
-            if sh:
-                shared_next_ok = _below_after(m, f"{p}shared_next_ok", shared, sh,
-                                              shared_up if input_register else Const(0), shared_down, hmove)
-            else:
-                shared_next_ok = Const(0)
-            room_next = []
-            for c in classes:
-                up = (alloc & (alloc_cls == c)) if input_register else Const(0)
-                r = Signal(name=f"{p}room{c}_next")
-                m.d.comb += r.eq(_below_after(m, f"{p}cnt{c}_next_ok", cnt[c], res[c], up,
-                                              release & (rel_cls == c), takes[c]) | shared_next_ok)
-                room_next.append(r)
-            m.d.sync += ready_of(Mux(moved, ~beat.last, in_pkt), Mux(hmove, bvc, wvc), room_next)
+
+            def room_after(hm):
+                """The classes' room after this cycle with ``hm`` standing for "a header moves now"."""
+                takes = [hm & (bvc == c) for c in range(NUM_VCS)] + [hm & (bvc == np_)]
+                # The counters after this cycle's store (with input_register the stored header, alloc,
+                # is not in them yet; without, the allocation is the header that moves now, counted by
+                # takes) and release, exact and from registers; then the header that moves now.
+                # (Each "after" is compared without an adder: value + up - down + take < limit is
+                # value < limit - (up - down + take), one of four comparisons of the register with
+                # constants, chosen by the three events.)
+                if sh:
+                    shared_next_ok = _below_after(m, f"{p}shared_next_ok", shared, sh,
+                                                  shared_up if input_register else Const(0), shared_down, hm)
+                else:
+                    shared_next_ok = Const(0)
+                room_next = []
+                for c in classes:
+                    up = (alloc & (alloc_cls == c)) if input_register else Const(0)
+                    room_next.append(_below_after(m, f"{p}cnt{c}_next_ok", cnt[c], res[c], up,
+                                                  release & (rel_cls == c), takes[c]) | shared_next_ok)
+                return room_next
+
+            # Both outcomes of the link's handshake are computed from registers and the link's beat, and
+            # the handshake (moved: valid & ready of the beat's VC) chooses between them: ready -> moved
+            # -> one multiplexer -> ready, instead of ready -> the header move -> the counters' events
+            # -> ready.  (moved: a header moves unless the link is inside a packet; not moved: nothing
+            # moves, the link's state stays.)
+            if_moved, if_not = room_after(~in_pkt), room_after(Const(0))
+            m.d.sync += [ready[v].eq(Mux(moved, ready_value(~beat.last, Mux(in_pkt, wvc, bvc), if_moved, v),
+                                         ready_value(in_pkt, wvc, if_not, v)))
+                         for v in range(NUM_VCS)]
 
         x.occ, x.snb, x.sdst, x.svc, x.serr, x.shdr, x.older, x.qcnt, x.elig = (
             occ, snb, sdst, svc, serr, shdr, older, qcnt, elig)
