@@ -524,31 +524,39 @@ class Htax(wiring.Component):
         nbeats = Signal(range(16), name=f"{p}hdr_beats")
         m.d.comb += nbeats.eq(data_beats(hdr))
 
-        err_hdr = Signal(HtaxHeader, name=f"{p}err_hdr")
-        m.d.comb += [
-            err_hdr.cmd.eq(HtaxCmd.RESPONSE),
-            err_hdr.vc.eq(HtaxVC.RESPONSE),
-            err_hdr.status.eq(Mux(bad, HtaxStatus.MALFORMED.value, HtaxStatus.NO_TARGET.value)),
-            err_hdr.src.eq(hdr.dst),
-            err_hdr.dst.eq(i),
-            err_hdr.tag.eq(hdr.tag),
-        ]
+        def stored_header(hdr, good, bad):
+            """The header the writer stores: the packet's, or for a dropped one its error response's."""
+            err_hdr = Signal(HtaxHeader, name=f"{p}err_hdr")
+            m.d.comb += [
+                err_hdr.cmd.eq(HtaxCmd.RESPONSE),
+                err_hdr.vc.eq(HtaxVC.RESPONSE),
+                err_hdr.status.eq(Mux(bad, HtaxStatus.MALFORMED.value, HtaxStatus.NO_TARGET.value)),
+                err_hdr.src.eq(hdr.dst),
+                err_hdr.dst.eq(i),
+                err_hdr.tag.eq(hdr.tag),
+            ]
+            return Mux(good, hdr.as_value(), err_hdr.as_value())
 
         # The beat the writer stores (s_*; alloc, alloc_vc, alloc_dst, alloc_cls, nbeats): the link's, or
         # with input_register the input register's (the same, decoded and registered at the link), one
         # cycle later.
         s_moved, s_hmove, s_last, s_good = moved, hmove, beat.last, good
-        s_hdr, s_data = Mux(good, hdr.as_value(), err_hdr.as_value()), beat.word.data
-        if input_register:
+        if not input_register:
+            s_hdr, s_data = stored_header(hdr, good, bad), beat.word.data
+        else:
+            # The link's word is registered as it is (st_word, no logic in front of its 92 flip-flops);
+            # the error response's header is made behind the register, from it and the registered
+            # decode (st_good, st_malformed).
             st_word = Signal(HtaxHeader.as_shape().size, name=f"{p}st_word")
             stored = [Signal.like(v, name=f"{p}st_{v.name[len(p):]}")
-                      for v in (moved, hmove, good, alloc, alloc_vc, alloc_dst, alloc_cls, nbeats)]
-            m.d.sync += [r.eq(v) for r, v in zip(stored, (moved, hmove, good, alloc, alloc_vc, alloc_dst,
+                      for v in (moved, hmove, good, bad, alloc, alloc_vc, alloc_dst, alloc_cls, nbeats)]
+            m.d.sync += [r.eq(v) for r, v in zip(stored, (moved, hmove, good, bad, alloc, alloc_vc, alloc_dst,
                                                           alloc_cls, nbeats), strict=True)]
             st_last = Signal(name=f"{p}st_last")
-            m.d.sync += [st_last.eq(beat.last), st_word.eq(Mux(hmove, s_hdr, beat.word.data))]
-            s_moved, s_hmove, s_good, alloc, alloc_vc, alloc_dst, alloc_cls, nbeats = stored
-            s_last, s_hdr, s_data = st_last, st_word, st_word
+            m.d.sync += [st_last.eq(beat.last), st_word.eq(beat.word.as_value())]
+            s_moved, s_hmove, s_good, s_bad, alloc, alloc_vc, alloc_dst, alloc_cls, nbeats = stored
+            s_last = st_last
+            s_hdr, s_data = stored_header(HtaxHeader(st_word), s_good, s_bad), st_word[:64]
 
         if header_memory:
             data_mem = memory.Memory(shape=HtaxHeader.as_shape().size, depth=nslots * 16, init=[],
