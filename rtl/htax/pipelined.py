@@ -258,8 +258,9 @@ class HtaxPipelined(Htax):
         x.can_book = Signal(init=1, name=f"{p}can_book")
         # The queue counter drops in the cycle after the booking (a register cut between the accept and
         # the counters): the input cannot book again before (bk is set), so nothing reads the count in
-        # between.
-        m.d.sync += [x.q_dec.eq(x.book), x.q_dec_vc.eq(x.book_vc), x.q_dec_dst.eq(x.book_dst)]
+        # between.  The queue is the booking's (bk_vc, bk_dst: loaded at the booking).
+        m.d.sync += x.q_dec.eq(x.book)
+        m.d.comb += [x.q_dec_vc.eq(bk_vc), x.q_dec_dst.eq(bk_dst)]
         with m.If(x.book):
             m.d.sync += [bk.eq(1), bk_dst.eq(x.book_dst), bk_vc.eq(x.book_vc)]
 
