@@ -577,16 +577,18 @@ class Htax(wiring.Component):
             with m.Elif(moved & beat.last):
                 m.d.sync += in_pkt.eq(0)
 
-        # The memory write of this cycle (wen, waddr, wdata).
+        # The memory write of this cycle (wen, waddr, wdata).  The data is the header on a header
+        # move, else the data word, whether or not the word is written (only wen decides that), so the
+        # writer's state does not reach the data inputs.
         wen = Signal(name=f"{p}wen")
         waddr = Signal.like(wp.addr, name=f"{p}waddr")
         wdata = Signal.like(wp.data, name=f"{p}wdata")
+        m.d.comb += wdata.eq(Mux(s_hmove, s_hdr, s_data) if header_memory else s_data)
         with m.If(s_hmove):
             if header_memory:
                 m.d.comb += [
                     wen.eq(alloc),
                     waddr.eq(_word_addr(alloc_slot, Const(0, 3), 1, header_memory)),
-                    wdata.eq(s_hdr),
                 ]
             m.d.sync += [
                 s_in_pkt.eq(~s_last),
@@ -605,7 +607,6 @@ class Htax(wiring.Component):
                 m.d.comb += [
                     wen.eq(1),
                     waddr.eq(_word_addr(wslot, wcount, 0, header_memory)),
-                    wdata.eq(s_data),
                 ]
         m.d.comb += [wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
         # The storing writer's state, as the memory has it (the read engine's "the next word is stored").
