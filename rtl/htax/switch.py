@@ -385,8 +385,9 @@ class Htax(wiring.Component):
 
         ``input_register`` (with ``header_memory`` and ``registered_ready``): the link's beat is decoded
         where it arrives and registered (the ``st_*`` signals: moved, header, last, the allocation's
-        slot class, VC, output and length, and the 92-bit word to store), and the writer stores it one
-        cycle later from that register: the slot registers, the age matrix, the free-slot register, the
+        slot class, VC, output and length, and the link's 92-bit word as it is: an error response's
+        header is built behind the register), and the writer stores it one cycle later from that
+        register: the slot registers, the age matrix, the free-slot register, the
         class and queue counters and the data memory's write port are enabled from registers, not from
         the link's handshake (the registered ``ready`` and the link's ``valid``).  Only the in-packet
         state and the VC of the link (``in_pkt``, ``wvc``) and ``ready`` itself are kept at the link.
