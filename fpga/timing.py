@@ -182,19 +182,24 @@ def late_inputs(report, period_ns, netlist):
 
 
 def format_tables(depth, late=None, top=20):
-    """Markdown tables of :func:`logic_depth` (and :func:`late_inputs`), ``top`` groups each."""
-    lines = ["LUT levels in front of sequential inputs: "
-             + ", ".join(f"{k}: {v}" for k, v in depth["histogram"].items()), "",
-             "| register input | bits | LUT levels (max) | bits at max |", "| --- | --- | --- | --- |"]
-    lines += [f"| `{r['register']}` | {r['inputs']} | {r['levels']} | {r['at_max']} |"
-              for r in depth["groups"][:top]]
+    """Markdown tables of :func:`logic_depth` and of :func:`late_inputs` (either may be ``None``),
+    ``top`` groups each."""
+    parts = []
+    if depth is not None:
+        rows = [f"| `{r['register']}` | {r['inputs']} | {r['levels']} | {r['at_max']} |"
+                for r in depth["groups"][:top]]
+        hist = ", ".join(f"{k}: {v}" for k, v in depth["histogram"].items())
+        parts.append("\n".join([
+            f"LUT levels in front of sequential inputs: {hist}",
+            "", "| register input | bits | LUT levels (max) | bits at max |", "| --- | --- | --- | --- |", *rows]))
     if late is not None:
-        lines += ["", f"Sequential inputs later than {late['period_ns']:g} ns: {late['late']} of "
-                      f"{late['inputs']}, summed lateness {late['excess_ns']} ns, latest {late['worst_ns']} ns", "",
-                  "| register input | late bits | latest ns | summed lateness ns |", "| --- | --- | --- | --- |"]
-        lines += [f"| `{r['register']}` | {r['late']} | {r['worst_ns']} | {r['excess_ns']} |"
-                  for r in late["groups"][:top]]
-    return "\n".join(lines) + "\n"
+        rows = [f"| `{r['register']}` | {r['late']} | {r['worst_ns']} | {r['excess_ns']} |"
+                for r in late["groups"][:top]]
+        parts.append("\n".join([
+            f"Sequential inputs later than {late['period_ns']:g} ns: {late['late']} of {late['inputs']}, "
+            f"summed lateness {late['excess_ns']} ns, latest {late['worst_ns']} ns",
+            "", "| register input | late bits | latest ns | summed lateness ns |", "| --- | --- | --- | --- |", *rows]))
+    return "\n\n".join(parts) + "\n"
 
 
 def main(argv=None):

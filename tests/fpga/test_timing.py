@@ -116,6 +116,7 @@ def test_late_inputs_counts_register_inputs_only():
                                                                                    ("c#.DI", 1, 0.25)]
     text = format_tables(logic_depth(_netlist(cells)), late)
     assert "later than 5 ns: 2 of 3, summed lateness 1.25 ns" in text
+    assert format_tables(None, late).startswith("Sequential inputs later than 5 ns: 2 of 3")
     with pytest.raises(ValueError, match="detailed-timing-report"):
         late_inputs({"fmax": {}}, 5.0, _netlist(cells))
 
