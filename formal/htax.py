@@ -31,16 +31,17 @@
   the registered ``can_book`` equal to ``~bk & ~nx & near``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
-  packet's last beat and 0 otherwise, the registered released-slot one-hot ``rel_oh`` equal to the
-  decoded ``release``/``rel_slot``, each input's register ``sel`` ("output *o* takes my beats") equal
-  to the outputs' ``wact & wsel_oh``, the one-hot copies of ``wsel`` and ``obk_in`` equal to the
-  binary ones, no registered grant of a booked output, the registered room flags (``space_ok``) exact
-  whenever the output may grant, the registered request flags ``has`` equal to
-  "queue not empty", the head lookup from the registered queue heads equal to a search of the current
-  slots (and never empty), every header read from the data memory well formed and equal in output, VC
-  and length to what the read engine reads, and every output buffer's free space plus its beats plus a
-  beat on its way in at most its depth (no overflow). Not yet k-induction: the invariants of the
-  pipelined matching are not written (``docs/htax.md``).
+  packet's last beat and 0 otherwise, the released-slot one-hot ``rel_oh`` (a register of the slot
+  being read, gated by ``release``) equal to the decoded ``release``/``rel_slot``, the writer's
+  registered ``wmore`` equal to "not dropping and ``wcount < wexp``", each input's register ``sel``
+  ("output *o* takes my beats") equal to the outputs' ``wact & wsel_oh``, the one-hot copies of
+  ``wsel`` and ``obk_in`` equal to the binary ones, no registered grant of a booked output, the
+  registered room flags (``space_ok``) exact whenever the output may grant, the registered request
+  flags ``has`` equal to "queue not empty", the head lookup from the registered queue heads equal to a
+  search of the current slots (and never empty), every header read from the data memory well formed
+  and equal in output, VC and length to what the read engine reads, and every output buffer's free
+  space plus its beats plus a beat on its way in at most its depth (no overflow). Not yet k-induction:
+  the invariants of the pipelined matching are not written (``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
@@ -256,6 +257,8 @@ class HtaxProperties(Elaboratable):
         # the writer is at or before its end, so its writes stay inside its slot)
         with m.If(x.m_in_pkt & ~x.m_wdrop):
             m.d.comb += [Assert(x.wexp <= MAX_DATA_WORDS), Assert(x.m_wcount <= x.wexp)]
+        # the writer's registered "the next data beat is stored"
+        m.d.comb += Assert(x.wmore == (~x.m_wdrop & (x.m_wcount < x.wexp)))
 
     @classmethod
     def _pipelined_bounded(cls, m, dut):

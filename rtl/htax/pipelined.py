@@ -320,10 +320,14 @@ class HtaxPipelined(Htax):
             m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
         # The slot is released in the cycle after its last beat is read (a register cut between the read
         # engine and the slot accounting); until then the head lookup still skips it (busy).
-        # (rel_oh, the released slot one-hot, is registered too: from cur, or from nx_slot when the
-        # packet is loaded and ends in the same cycle, a header-only packet)
+        # (rel_oh, the released slot one-hot, is a register of the slot being read, one-hot: cur, or
+        # nx_slot when the packet is loaded now, as a header-only packet may end in the cycle of its
+        # load; gated by release behind the register, so the engine's issue reaches one flip-flop, not
+        # a synchronous reset of every slot's bit)
+        rel_cur = Signal(nslots, name=f"{p}rel_cur")
         m.d.sync += [x.release.eq(issue & is_last), x.rel_slot.eq(c.slot), x.rel_cls.eq(c.cls),
-                     x.rel_oh.eq(Mux(issue & is_last, Mux(load, Const(1, nslots) << nx_slot, cur), 0))]
+                     rel_cur.eq(Mux(load, Const(1, nslots) << nx_slot, cur))]
+        m.d.comb += x.rel_oh.eq(Mux(x.release, rel_cur, 0))
 
         # Head lookup: the oldest packet of the booked queue that is not being read.  The heads of all
         # queues (heads) are registered in the cycle of the accept and used in the next, the cycle of

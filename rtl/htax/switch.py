@@ -379,7 +379,7 @@ class Htax(wiring.Component):
         (:func:`up_down`).
 
         ``registered_release``: the caller drives ``x.release`` and ``x.rel_slot`` from registers, and
-        the released slot one-hot (``x.rel_oh``: ``release & rel_slot == k``) from a register too; a
+        the released slot one-hot (``x.rel_oh``: ``release & rel_slot == k``) from registers too; a
         released slot's bits in the age matrix are cleared at its release instead of at its next
         allocation, so a header move enables the new slot's registers only (it reaches no other row).
 
@@ -474,6 +474,9 @@ class Htax(wiring.Component):
         wdrop = Signal(name=f"{p}wdrop")
         wcount = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}wcount")
         wexp = Signal(range(16), name=f"{p}wexp")
+        # wmore: the next data beat is stored (~wdrop & (wcount < wexp)), a register set from the next
+        # values, so the memory's write enable does not start with the count's comparison
+        wmore = Signal(name=f"{p}wmore")
 
         ready = Signal(NUM_VCS, name=f"{p}ready")
         np_ = HtaxVC.NONPOSTED.value
@@ -597,21 +600,22 @@ class Htax(wiring.Component):
                 wdrop.eq(~s_good),
                 wcount.eq(0),
                 wexp.eq(nbeats),
+                wmore.eq(s_good & (nbeats != 0)),
             ]
             if not input_register:
                 m.d.sync += wvc.eq(beat.vc)
         with m.Elif(s_moved):
             with m.If(s_last):
                 m.d.sync += s_in_pkt.eq(0)
-            with m.If(~wdrop & (wcount < wexp)):
-                m.d.sync += wcount.eq(wcount + 1)
+            with m.If(wmore):
+                m.d.sync += [wcount.eq(wcount + 1), wmore.eq(wcount + 1 < wexp)]
                 m.d.comb += [
                     wen.eq(1),
                     waddr.eq(_word_addr(wslot, wcount, 0, header_memory)),
                 ]
         m.d.comb += [wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
         # The storing writer's state, as the memory has it (the read engine's "the next word is stored").
-        x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount = s_in_pkt, wdrop, wslot, wcount
+        x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount, x.wmore = s_in_pkt, wdrop, wslot, wcount, wmore
 
         # The new packet is younger than every waiting packet of its queue.
         same_queue = Signal(nslots, name=f"{p}same_queue")
