@@ -33,15 +33,16 @@
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
   packet's last beat and 0 otherwise, the released-slot one-hot ``rel_oh`` (a register of the slot
   being read, gated by ``release``) equal to the decoded ``release``/``rel_slot``, the writer's
-  registered ``wmore`` equal to "not dropping and ``wcount < wexp``", each input's register ``sel``
-  ("output *o* takes my beats") equal to the outputs' ``wact & wsel_oh``, the one-hot copies of
-  ``wsel`` and ``obk_in`` equal to the binary ones, no registered grant of a booked output, the
-  registered room flags (``space_ok``) exact whenever the output may grant, the registered request
-  flags ``has`` equal to "queue not empty", the head lookup from the registered queue heads equal to a
-  search of the current slots (and never empty), every header read from the data memory well formed
-  and equal in output, VC and length to what the read engine reads, and every output buffer's free
-  space plus its beats plus a beat on its way in at most its depth (no overflow). Not yet k-induction:
-  the invariants of the pipelined matching are not written (``docs/htax.md``).
+  registered ``wmore`` equal to "not dropping and ``wcount < wexp``", each output buffer's pointers
+  and "not empty" flag equal to a count of its pushes and pops, each input's register ``sel`` ("output
+  *o* takes my beats") equal to the outputs' ``wact & wsel_oh``, the one-hot copies of ``wsel`` and
+  ``obk_in`` equal to the binary ones, no registered grant of a booked output, the registered room
+  flags (``space_ok``) exact whenever the output may grant, the registered request flags ``has`` equal
+  to "queue not empty", the head lookup from the registered queue heads equal to a search of the
+  current slots (and never empty), every header read from the data memory well formed and equal in
+  output, VC and length to what the read engine reads, and every output buffer's free space plus its
+  beats plus a beat on its way in at most its depth (no overflow). Not yet k-induction: the invariants
+  of the pipelined matching are not written (``docs/htax.md``).
 """
 
 from amaranth.asserts import AnySeq
@@ -335,8 +336,15 @@ class HtaxProperties(Elaboratable):
         # the one-hot copies of wsel and obk_in name the same input as the binary ones; an output
         # buffer's free space never counts a beat that is in the buffer or on its way into it
         for o in range(n):
-            for v, (cnt, in_ow) in enumerate(zip(*st["buffers"][o], strict=True)):
-                m.d.comb += Assert(st["space"][o][v] + cnt + in_ow <= dut.out_depth)
+            depth = dut.out_depth
+            for v, (wp, rp, buffered, push, pop, in_ow) in enumerate(zip(*st["buffers"][o], strict=True)):
+                # the buffer's beats (counted here: the switch keeps only the pointers and a "not
+                # empty" flag), never more than its depth, and the pointers and the flag agree with them
+                cnt = Signal(range(depth + 2), name=f"f_o{o}_vc{v}_count")
+                m.d.sync += cnt.eq(cnt + push - pop)
+                m.d.comb += [Assert(cnt <= depth), Assert(buffered == (cnt != 0)),
+                             Assert(wp == (rp + cnt) % depth),
+                             Assert(st["space"][o][v] + cnt + in_ow <= depth)]
                 # the registered "room for a booking" flag is exact whenever the output may grant
                 with m.If(st["o_open"][o]):
                     m.d.comb += Assert(st["space_ok"][o][v] == (st["space"][o][v] >= _RESERVE))

@@ -50,7 +50,7 @@ from .rr import (
     round_robin,
     round_robin_select,
 )
-from .switch import Htax, _check_int, up_down
+from .switch import Htax, _check_int
 
 __all__ = ["HtaxPipelined"]
 
@@ -379,7 +379,8 @@ class HtaxPipelined(Htax):
     def _output(self, m, o, inputs, obk, obk_in, wact, wsel, space, space_ok, o_open, w_end, *, wsel_oh,
                 obk_in_oh, book, book_vc):
         """Write side (``wsel``), VC buffers and link engine of output ``o``; returns per VC the
-        buffer's beat count and whether ``ow`` holds a beat of the VC (for the formal checks)."""
+        buffer's write and read pointers, its "not empty" flag, its push and pop and whether ``ow`` holds
+        a beat of the VC (for the formal checks)."""
         depth = self._depth
         vcs = range(NUM_VCS)
         p = f"o{o}_"
@@ -433,7 +434,6 @@ class HtaxPipelined(Htax):
         # FIFO is empty (bypass: it is then the queue's only beat).  ow's beat is always written (push
         # = in_ow) and a beat that leaves always pops: a bypassed beat is written at wp == rp and read
         # past in the same cycle, so the RAM's write enable does not wait for the link engine.
-        cnt = [Signal(range(depth + 1), name=f"{p}vc{v}_count") for v in vcs]
         wp = [Signal(range(depth), name=f"{p}vc{v}_wp") for v in vcs]
         rdp = [Signal(range(depth), name=f"{p}vc{v}_rp") for v in vcs]
         rdata = []                                  # the beats at the read pointers
@@ -461,12 +461,13 @@ class HtaxPipelined(Htax):
                 m.d.sync += wp[v].eq(Mux(wp[v] == depth - 1, 0, wp[v] + 1))
             with m.If(pop[v]):
                 m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
-            up_down(m, cnt[v], push[v], pop[v], lut=True)     # pop reaches the enable only
-            # buffered = (cnt != 0), registered from the count's next value (a push with a pop keeps it)
+            # buffered: the buffer holds a beat (no count: a push with a pop keeps the flag, a pop
+            # alone empties the buffer when its read pointer reaches the write pointer; wp == rp with
+            # buffered set is a full buffer)
             with m.If(push[v] & ~pop[v]):
                 m.d.sync += buffered[v].eq(1)
             with m.If(pop[v] & ~push[v]):
-                m.d.sync += buffered[v].eq(cnt[v] != 1)
+                m.d.sync += buffered[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1) != wp[v])
             # Space: a booking takes its packet's beats one cycle after the output learns it (bk1: the
             # output is not granted before, its booking flag obk is set), _RESERVE of them, and gets
             # back the unused ones in the next cycle (refund, from the input's head lookup registered
@@ -545,4 +546,4 @@ class HtaxPipelined(Htax):
             m.d.sync += [in_pkt.eq(~nxt.last), cur_vc.eq(src)]
             with m.If(~in_pkt):
                 m.d.sync += vptr.eq(past_one_hot(m, src, name=f"{p}link_vc_past"))
-        return cnt, in_ow
+        return wp, rdp, buffered, push, pop, in_ow
