@@ -4,7 +4,7 @@
 prints the same tables for any netlist (``docs/performance.md``, "Reading the timing tables")::
 
     python -m fpga.timing build/reports/htax_pipelined/htax_pipelined_ecp5.json \\
-        --pnr build/reports/htax_pipelined/htax_pipelined_pnr.json --period 5
+        --pnr build/reports/htax_pipelined/htax_pipelined_pnr_s1.json --period 5
 
 Both views group the *sequential inputs* (a flip-flop's ``DI``/``M``/``CE``/``LSR``, a block RAM's
 address, data and enable inputs, a LUT RAM's write inputs) by register: the cell name without
