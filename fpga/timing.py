@@ -110,8 +110,9 @@ def logic_depth(netlist):
         conns = cell["connections"]
         return [(b, cost) for p, cost in comb(port) for b in conns.get(p, []) if isinstance(b, int)]
 
+    seq = sequential_inputs(netlist)
     level = {}
-    for bits in sequential_inputs(netlist).values():
+    for bits in seq.values():
         for start in bits:
             stack, on_path = [start], set()
             while stack:
@@ -134,7 +135,7 @@ def logic_depth(netlist):
 
     groups = collections.defaultdict(list)
     hist = collections.Counter()
-    for (cell, port), bits in sequential_inputs(netlist).items():
+    for (cell, port), bits in seq.items():
         for b in bits:
             if not isinstance(b, int):
                 continue                                  # tied to a constant

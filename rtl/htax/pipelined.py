@@ -459,15 +459,16 @@ class HtaxPipelined(Htax):
             rdata.append(rport.data.as_value())
             with m.If(push[v]):
                 m.d.sync += wp[v].eq(Mux(wp[v] == depth - 1, 0, wp[v] + 1))
+            rdp_next = Mux(rdp[v] == depth - 1, 0, rdp[v] + 1)
             with m.If(pop[v]):
-                m.d.sync += rdp[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1))
+                m.d.sync += rdp[v].eq(rdp_next)
             # buffered: the buffer holds a beat (no count: a push with a pop keeps the flag, a pop
             # alone empties the buffer when its read pointer reaches the write pointer; wp == rp with
             # buffered set is a full buffer)
             with m.If(push[v] & ~pop[v]):
                 m.d.sync += buffered[v].eq(1)
             with m.If(pop[v] & ~push[v]):
-                m.d.sync += buffered[v].eq(Mux(rdp[v] == depth - 1, 0, rdp[v] + 1) != wp[v])
+                m.d.sync += buffered[v].eq(rdp_next != wp[v])
             # Space: a booking takes its packet's beats one cycle after the output learns it (bk1: the
             # output is not granted before, its booking flag obk is set), _RESERVE of them, and gets
             # back the unused ones in the next cycle (refund, from the input's head lookup registered
