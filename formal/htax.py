@@ -26,7 +26,9 @@
   registered there), the registered lowest free slot equal to the lowest free slot, each read
   engine's look-ahead flag (``near``) equal to its beats still to read being below ``_IN_AHEAD`` (and
   1 while the engine is idle), its registered remaining beats (``erem``) and "next beat is the last"
-  (``e_last``, and ``nx_last`` of the looked-up packet) equal to what they stand for, the registered
+  (``e_last``, and ``nx_last`` of the looked-up packet) equal to what they stand for, its registered
+  "the next word is stored" terms (``e_k0``, ``e_ge``, and ``e_same`` while the writer stores a
+  packet) equal to the comparisons they replace, the registered
   class flags ``cnt_over`` / ``cnt_full`` equal to the counters' comparisons with their reservations,
   the registered ``can_book`` equal to ``~bk & ~nx & near``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
@@ -312,6 +314,10 @@ class HtaxProperties(Elaboratable):
                 m.d.comb += Assert(x.near)
             with m.If(x.nx):
                 m.d.comb += Assert(x.nx_last == (x.nx_nb == 0))
+            # the read engine's registered "the next word is stored" terms
+            m.d.comb += [Assert(x.e_k0 == (x.ek == 0)), Assert(x.e_ge == (x.m_wcount >= x.ek))]
+            with m.If(x.m_in_pkt & ~x.m_wdrop):
+                m.d.comb += Assert(x.e_same == (x.m_wslot == x.eslot))
             # the registered class flags: the counters beyond / at their reservation
             for c in x.classes:
                 m.d.comb += [Assert(x.cnt_over[c] == (x.cnt[c] > x.res[c])),

@@ -292,7 +292,8 @@ class HtaxPipelined(Htax):
         # whenever the engine is idle (from reset, and after a last beat), so ~act | near is near.
         x.near = Signal(init=1, name=f"{p}near")
         c, issue, is_last = self._read_engine(m, p, x, load=load, rd_taken=~x.s_valid,
-                                              start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls), start_last=nx_last)
+                                              start=(nx_slot, nx_nb, nx_dst, nx_vc, nx_cls), start_last=nx_last,
+                                              registered_avail=True)
         m.d.comb += [
             x.w_take.eq(x.w_valid & (sel & x.w_dst).any()),
             w_free.eq(~x.w_valid | x.w_take),
@@ -301,17 +302,19 @@ class HtaxPipelined(Htax):
         # erem: the engine's beats still to read after the next one (enb - ek), a register, so the
         # flags below compare registers with constants instead of a difference behind the engine's
         # choice between the new packet (nx_nb) and the current one
+        # (rem = c.nb - c.k = Mux(load, nx_nb, erem); every function of it below is written as a choice
+        # between the functions of nx_nb and of erem, so the comparisons do not wait for load)
         erem = Signal(range(MAX_DATA_WORDS + 1), name=f"{p}erem")
-        rem = Mux(load, nx_nb, erem)                                # c.nb - c.k
         with m.If(issue):
-            m.d.sync += erem.eq(rem - 1)
+            m.d.sync += erem.eq(Mux(load, nx_nb - 1, erem - 1))
         with m.Elif(load):
             m.d.sync += erem.eq(nx_nb)
         near_next = Signal(name=f"{p}near_next")
-        m.d.comb += near_next.eq(Mux(issue, rem < _IN_AHEAD + 1, Mux(load, nx_nb < _IN_AHEAD, x.near)))
+        m.d.comb += near_next.eq(Mux(issue, Mux(load, nx_nb < _IN_AHEAD + 1, erem < _IN_AHEAD + 1),
+                                     Mux(load, nx_nb < _IN_AHEAD, x.near)))
         m.d.sync += x.near.eq(near_next)
         with m.If(issue):
-            m.d.sync += rd_near.eq(rem <= _OUT_AHEAD)
+            m.d.sync += rd_near.eq(Mux(load, nx_nb <= _OUT_AHEAD, erem <= _OUT_AHEAD))
         # the next ~bk & ~nx & near: a booking sets bk (a lookup needs bk, so without bk nx only clears,
         # at the load), and with bk set either bk stays or nx is set by the lookup
         m.d.sync += x.can_book.eq(~bk & ~x.book & ~(nx & ~load) & near_next)

@@ -616,6 +616,9 @@ class Htax(wiring.Component):
         m.d.comb += [wp.en.eq(wen), wp.addr.eq(waddr), wp.data.eq(wdata)]
         # The storing writer's state, as the memory has it (the read engine's "the next word is stored").
         x.m_in_pkt, x.m_wdrop, x.m_wslot, x.m_wcount, x.wmore = s_in_pkt, wdrop, wslot, wcount, wmore
+        # and the events that change it (for the read engine's registered_avail): a header stored now
+        # (the writer takes the slot ``alloc_slot`` and starts its count at 0), a data word stored now
+        x.m_hmove, x.m_inc = s_hmove, s_moved & ~s_hmove & wmore
 
         # The new packet is younger than every waiting packet of its queue.
         same_queue = Signal(nslots, name=f"{p}same_queue")
@@ -788,7 +791,7 @@ class Htax(wiring.Component):
             x.q_dec.eq(issue & is_last), x.q_dec_vc.eq(c.vc), x.q_dec_dst.eq(c.dst),
         ]
 
-    def _read_engine(self, m, p, x, *, load, start, rd_taken, start_last=None):
+    def _read_engine(self, m, p, x, *, load, start, rd_taken, start_last=None, registered_avail=False):
         """Read one packet's beats from the input's slots into a read register (shared by both
         switches).
 
@@ -806,6 +809,11 @@ class Htax(wiring.Component):
         ``rd_first``, ``rd_last``, ``rd_dst``, ``rd_vc``, ``rd_hdr`` (the data word is ``x.rp.data``;
         with ``header_memory`` every word, and ``rd_hdr`` is the port's data seen as a header), and
         ``rd_beat``, the read register as a link beat.
+
+        ``registered_avail``: "the next word is stored" comes from three registers kept from the next
+        values of the writer and the engine (``e_k0``: ``ek == 0``; ``e_same``: the writer's slot is the
+        engine's; ``e_ge``: ``wcount >= ek``), so ``issue`` is a function of registers and ``load``
+        without a comparison in front (the same beats in the same cycles).
         Returns the issued beat's selection ``c`` (``slot``, ``k``, ``nb``, ``dst``, ``vc``, ``cls``),
         ``issue`` and ``is_last``.
         """
@@ -853,11 +861,14 @@ class Htax(wiring.Component):
         m.d.comb += free_rd.eq(~x.rd_valid | rd_taken)
         # A new packet starts with its header (always there); the current one's next word is there
         # unless the writer still fills it (from the engine's registers only, not through c).
-        writing = x.m_in_pkt & ~x.m_wdrop & (x.m_wslot == x.eslot)
         avail = Signal(name=f"{p}avail")
-        m.d.comb += avail.eq(load | (x.ek == 0) | ~writing | (x.m_wcount >= x.ek))
         issue = Signal(name=f"{p}issue")
         m.d.comb += issue.eq((x.act | load) & free_rd & avail)
+        if not registered_avail:
+            writing = x.m_in_pkt & ~x.m_wdrop & (x.m_wslot == x.eslot)
+            m.d.comb += avail.eq(load | (x.ek == 0) | ~writing | (x.m_wcount >= x.ek))
+        else:
+            self._registered_avail(m, p, x, load=load, issue=issue, slot=start[0], avail=avail)
         is_last = Signal(name=f"{p}is_last")
         if start_last is None:
             m.d.comb += is_last.eq(c.k == c.nb)
@@ -865,7 +876,8 @@ class Htax(wiring.Component):
             x.e_last = e_last = Signal(init=1, name=f"{p}e_last")     # ek == enb (the engine's packet)
             m.d.comb += is_last.eq(Mux(load, start_last, e_last))
             with m.If(issue):
-                m.d.sync += e_last.eq(c.k + 1 == c.nb)
+                # c.k + 1 == c.nb, with the comparisons in front of the choice between the packets
+                m.d.sync += e_last.eq(Mux(load, nb == 1, x.ek + 1 == x.enb))
             with m.Elif(load):
                 m.d.sync += e_last.eq(start_last)
 
@@ -888,3 +900,36 @@ class Htax(wiring.Component):
             m.d.sync += [e.eq(v) for e, v in zip(engine, (c.slot, 0, c.nb, c.dst, c.vc, c.cls), strict=True)]
         x.rd_issue, x.rd_k = issue, c.k
         return c, issue, is_last
+
+    @staticmethod
+    def _registered_avail(m, p, x, *, load, issue, slot, avail):
+        """The read engine's ``avail`` ("the next word is stored") from registers: ``x.e_k0`` (``ek ==
+        0``), ``x.e_same`` (``m_wslot == eslot`` whenever the writer stores a packet: ``m_in_pkt &
+        ~m_wdrop``) and ``x.e_ge`` (``m_wcount >= ek``), each set from the next values of the writer
+        (``m_hmove``: ``m_wslot`` becomes ``alloc_slot``, the lowest free slot ``low``, and ``m_wcount``
+        0; ``m_inc``: ``m_wcount`` + 1) and of the engine (``load``: ``eslot`` becomes ``slot`` and ``ek``
+        0; ``issue``: ``ek`` + 1)."""
+        x.e_k0 = Signal(init=1, name=f"{p}e_k0")
+        x.e_same = Signal(name=f"{p}e_same")
+        x.e_ge = Signal(init=1, name=f"{p}e_ge")
+        m.d.comb += avail.eq(load | x.e_k0 | ~(x.m_in_pkt & ~x.m_wdrop & x.e_same) | x.e_ge)
+        with m.If(issue):
+            m.d.sync += x.e_k0.eq(0)
+        with m.Elif(load):
+            m.d.sync += x.e_k0.eq(1)
+        # The writer's slot against the engine's next one (the slot loaded now, or the current one).  A
+        # stored header found a free slot, so ``low`` is one-hot then and its bit at the slot says
+        # whether ``alloc_slot`` is that slot.
+        def same(eslot):
+            return Mux(x.m_hmove, x.low.bit_select(eslot, 1), x.m_wslot == eslot)
+        m.d.sync += x.e_same.eq(Mux(load, same(slot), same(x.eslot)))
+        # wcount' >= ek' for every pair of next values (wcount' = 0, wcount + 1 or wcount; ek' = 0 after a
+        # load without issue, 1 after a load with issue, ek + 1 after an issue, else ek).
+        # (issue, the deepest term, chooses last)
+        w, k = x.m_wcount, x.ek
+        ge_k = Mux(x.m_inc, w + 1 >= k, w >= k)                    # ek' = ek
+        ge_k1 = Mux(x.m_inc, w >= k, w > k)                        # ek' = ek + 1
+        ge_1 = x.m_inc | (w != 0)                                  # ek' = 1
+        m.d.sync += x.e_ge.eq(Mux(issue,
+                                  ~x.m_hmove & Mux(load, ge_1, ge_k1),
+                                  load | Mux(x.m_hmove, x.e_k0, ge_k)))   # wcount' = 0: ek' == 0
