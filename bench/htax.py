@@ -33,7 +33,8 @@ def measure(cfg, ports, slots, shared, pipelined, seed=None, loads=LOADS):
         _, seed = run_cocotb(switch, name=name,
                              test_module="tests.htax.tb_htax_bench", seed=seed,
                              params={"ports": ports, "out": str(out), "loads": loads,
-                                     "warmup": 400, "window": 3000})
+                                     "warmup": 1000, "window": 20000,
+                                     "sweep_warmup": 400, "sweep_window": 3000})
         return json.loads(out.read_text())
 
 

@@ -94,17 +94,19 @@ async def measure(dut):
     h.check()
 
     # latency versus offered load (Bernoulli packet arrivals, uniform destinations)
+    # (its own warm-up and window: twelve loads of the saturated phases' long window would dominate)
     curve = []
+    sweep_warm, sweep_window = p.get("sweep_warmup", warm), p.get("sweep_window", window)
     for load in p.get("loads", []):
         h = await fresh()
         gen = {}
         measured = []
-        total = warm + window
+        total = sweep_warm + sweep_window
         for c in range(total):
             for src in range(n):
                 if rng.random() < load / 9:
                     tag = h.send(src, random_packet(rng, src, rng.randrange(n), cmd=HtaxCmd.WRITE, length=8))
-                    if c >= warm:
+                    if c >= sweep_warm:
                         gen[tag] = h.cycle
                         measured.append(tag)
             await h.run(1)
