@@ -253,14 +253,17 @@ class HtaxPipelined(Htax):
         nx_dst = Signal(range(n), name=f"{p}nx_dst")
         nx_vc = Signal(2, name=f"{p}nx_vc")
         nx_cls = Signal(cls_shape, name=f"{p}nx_cls")
-        # can_book: ~bk & ~nx & (~act | near), a register (set from the next values of bk, nx and near),
-        # so the grant step's requests, which cross the switch, start at a register
-        x.can_book = Signal(init=1, name=f"{p}can_book")
+        # can_book: ~bk & ~nx & (~act | near), from registers (set from the next values of bk, nx and
+        # near), so the grant step's requests, which cross the switch, start at registers: the booking's
+        # part (a booking sets bk) is q_dec, the booking registered, so the register can_book_q holds the
+        # rest and its input does not wait for the accept step (~can_book_q | q_dec is the old ~can_book)
+        x.can_book = Signal(name=f"{p}can_book")
+        can_book_q = Signal(init=1, name=f"{p}can_book_q")
         # The queue counter drops in the cycle after the booking (a register cut between the accept and
         # the counters): the input cannot book again before (bk is set), so nothing reads the count in
         # between.  The queue is the booking's (bk_vc, bk_dst: loaded at the booking).
         m.d.sync += x.q_dec.eq(x.book)
-        m.d.comb += [x.q_dec_vc.eq(bk_vc), x.q_dec_dst.eq(bk_dst)]
+        m.d.comb += [x.q_dec_vc.eq(bk_vc), x.q_dec_dst.eq(bk_dst), x.can_book.eq(can_book_q & ~x.q_dec)]
         with m.If(x.book):
             m.d.sync += [bk.eq(1), bk_dst.eq(x.book_dst), bk_vc.eq(x.book_vc)]
 
@@ -315,9 +318,9 @@ class HtaxPipelined(Htax):
         m.d.sync += x.near.eq(near_next)
         with m.If(issue):
             m.d.sync += rd_near.eq(Mux(load, nx_nb <= _OUT_AHEAD, erem <= _OUT_AHEAD))
-        # the next ~bk & ~nx & near: a booking sets bk (a lookup needs bk, so without bk nx only clears,
-        # at the load), and with bk set either bk stays or nx is set by the lookup
-        m.d.sync += x.can_book.eq(~bk & ~x.book & ~(nx & ~load) & near_next)
+        # the next ~bk & ~nx & near but for a booking now (q_dec covers it): a lookup needs bk, so without
+        # bk nx only clears, at the load, and with bk set either bk stays or nx is set by the lookup
+        m.d.sync += can_book_q.eq(~bk & ~(nx & ~load) & near_next)
         cur = Signal(nslots, name=f"{p}cur")          # one-hot: the slot being read (while act)
         with m.If(load):
             m.d.sync += [nx.eq(0), cur.eq(1 << nx_slot)]
