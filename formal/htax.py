@@ -30,7 +30,7 @@
   "the next word is stored" terms (``e_k0``, ``e_ge``, and ``e_same`` while the writer stores a
   packet) equal to the comparisons they replace, the registered
   class flags ``cnt_over`` / ``cnt_full`` equal to the counters' comparisons with their reservations,
-  the registered ``can_book`` equal to ``~bk & ~nx & near``, a
+  ``can_book`` (from registers) equal to ``~bk & ~nx & near``, a
   one-hot write-register output ``w_dst`` (and skid-register output ``s_dst``, the skid register full
   only behind a full write register), the write register's end flags ``w_end`` equal to ``w_dst`` on a
   packet's last beat and 0 otherwise, the released-slot one-hot ``rel_oh`` (a register of the slot
@@ -322,7 +322,7 @@ class HtaxProperties(Elaboratable):
             for c in x.classes:
                 m.d.comb += [Assert(x.cnt_over[c] == (x.cnt[c] > x.res[c])),
                              Assert(x.cnt_full[c] == (x.cnt[c] >= x.res[c]))]
-            # the registered can_book is "no booking waiting and the engine idle or near its end"
+            # can_book (from registers) is "no booking waiting and the engine idle or near its end"
             m.d.comb += Assert(x.can_book == (~x.bk & ~x.nx & x.near))
             # a header read from the data memory is the header of the packet the engine reads
             cls._read_header(m, x)
