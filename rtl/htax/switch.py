@@ -925,10 +925,10 @@ class Htax(wiring.Component):
         m.d.sync += x.e_same.eq(Mux(load, same(slot), same(x.eslot)))
         # wcount' >= ek' for every pair of next values (wcount' = 0, wcount + 1 or wcount; ek' = 0 after a
         # load without issue, 1 after a load with issue, ek + 1 after an issue, else ek).
-        # (issue, the deepest term, chooses last)
+        # (issue, the deepest term, chooses last; wcount >= ek itself is e_ge)
         w, k = x.m_wcount, x.ek
-        ge_k = Mux(x.m_inc, w + 1 >= k, w >= k)                    # ek' = ek
-        ge_k1 = Mux(x.m_inc, w >= k, w > k)                        # ek' = ek + 1
+        ge_k = Mux(x.m_inc, w + 1 >= k, x.e_ge)                    # ek' = ek
+        ge_k1 = Mux(x.m_inc, x.e_ge, w > k)                        # ek' = ek + 1
         ge_1 = x.m_inc | (w != 0)                                  # ek' = 1
         m.d.sync += x.e_ge.eq(Mux(issue,
                                   ~x.m_hmove & Mux(load, ge_1, ge_k1),
