@@ -20,6 +20,42 @@ import argparse
 import random
 
 
+def islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr):
+    """One iSLIP iteration on eligibility flags and queue snapshots (``in_ok``, ``out_ok``, ``queued``)
+    taken some cycles earlier: every eligible output without a booking grants the first eligible input
+    at or after its pointer that has no booking and a packet for it (then and now); every granted
+    input accepts the first granting output at or after its pointer; an accept books the packet on
+    both sides (``in_book``, ``out_book``), takes it out of ``voq`` and moves both pointers past it."""
+    grants = {}
+    for o in range(n):
+        if not (out_ok[o] and out_book[o] is None):
+            continue
+        for k in range(n):
+            i = (gptr[o] + k) % n
+            if in_ok[i] and in_book[i] is None and queued[i][o] and voq[i][o]:
+                grants.setdefault(i, []).append(o)
+                break
+    for i, outs in grants.items():
+        o = next((aptr[i] + k) % n for k in range(n) if (aptr[i] + k) % n in outs)
+        aptr[i], gptr[o] = (o + 1) % n, (i + 1) % n
+        voq[i][o] -= 1
+        in_book[i], out_book[o] = o, i
+
+
+def sources_step(n, rng, slots, beats, writing, writing_dst, used, voq):
+    """One cycle of the saturating sources: every input starts a packet of ``beats`` beats to a random
+    output when it has a free slot (``used`` < ``slots``), stores one beat per cycle and queues the
+    packet in ``voq`` once all its beats are stored."""
+    for i in range(n):
+        if not writing[i] and used[i] < slots:
+            used[i] += 1
+            writing[i], writing_dst[i] = beats, rng.randrange(n)
+        if writing[i]:
+            writing[i] -= 1
+            if not writing[i]:
+                voq[i][writing_dst[i]] += 1
+
+
 def saturated(*, ports, slots, delay, lookahead, beats=9, cycles=20000, seed=1):
     n = ports
     rng = random.Random(seed)
@@ -40,20 +76,7 @@ def saturated(*, ports, slots, delay, lookahead, beats=9, cycles=20000, seed=1):
         if len(history) > delay:
             in_ok, out_ok, queued = history[-1 - delay]
             history = history[-1 - delay:]
-            grants = {}
-            for o in range(n):
-                if not (out_ok[o] and out_book[o] is None):
-                    continue
-                for k in range(n):
-                    i = (gptr[o] + k) % n
-                    if in_ok[i] and in_book[i] is None and queued[i][o] and voq[i][o]:
-                        grants.setdefault(i, []).append(o)
-                        break
-            for i, outs in grants.items():
-                o = next((aptr[i] + k) % n for k in range(n) if (aptr[i] + k) % n in outs)
-                aptr[i], gptr[o] = (o + 1) % n, (i + 1) % n
-                voq[i][o] -= 1
-                in_book[i], out_book[o] = o, i
+            islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr)
         for i in range(n):
             o = in_book[i]
             if o is not None and in_left[i] == 0 and out_left[o] == 0:
@@ -67,14 +90,7 @@ def saturated(*, ports, slots, delay, lookahead, beats=9, cycles=20000, seed=1):
                 delivered += 1
                 if not in_left[i]:
                     used[i] -= 1
-        for i in range(n):
-            if not writing[i] and used[i] < slots:
-                used[i] += 1
-                writing[i], writing_dst[i] = beats, rng.randrange(n)
-            if writing[i]:
-                writing[i] -= 1
-                if not writing[i]:
-                    voq[i][writing_dst[i]] += 1
+        sources_step(n, rng, slots, beats, writing, writing_dst, used, voq)
     return delivered / cycles / n
 
 

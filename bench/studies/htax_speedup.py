@@ -30,6 +30,11 @@ pessimistic.
 
 import argparse
 import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from htax_pipelined_islip import islip_round, sources_step  # noqa: E402
 
 BEATS = 9
 
@@ -75,20 +80,7 @@ def saturated(*, ports, slots, delay, period, in_ahead, out_ahead, speedup, dept
         history = history[-1 - delay:]
         if len(history) > delay and t % period == 0:
             in_ok, out_ok, queued = history[0]
-            grants = {}
-            for o in range(n):
-                if not out_ok[o] or out_book[o] is not None:
-                    continue
-                for k in range(n):
-                    i = (gptr[o] + k) % n
-                    if in_ok[i] and in_book[i] is None and queued[i][o] and voq[i][o]:
-                        grants.setdefault(i, []).append(o)
-                        break
-            for i, outs in grants.items():
-                o = next((aptr[i] + k) % n for k in range(n) if (aptr[i] + k) % n in outs)
-                aptr[i], gptr[o] = (o + 1) % n, (i + 1) % n
-                voq[i][o] -= 1
-                in_book[i], out_book[o] = o, i
+            islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr)
         # transfers start when both sides are free (the buffer room was reserved by the booking)
         for i in range(n):
             o = in_book[i]
@@ -110,15 +102,7 @@ def saturated(*, ports, slots, delay, period, in_ahead, out_ahead, speedup, dept
                 if not in_left[i]:
                     used[i] -= 1
                     src_of[o] = None
-        # sources: one beat per cycle into a free slot
-        for i in range(n):
-            if not writing[i] and used[i] < slots:
-                used[i] += 1
-                writing[i], writing_dst[i] = BEATS, rng.randrange(n)
-            if writing[i]:
-                writing[i] -= 1
-                if not writing[i]:
-                    voq[i][writing_dst[i]] += 1
+        sources_step(n, rng, slots, BEATS, writing, writing_dst, used, voq)
     return delivered / cycles / n
 
 
