@@ -42,6 +42,20 @@ def islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr):
         in_book[i], out_book[o] = o, i
 
 
+def start_transfers(n, in_book, out_book, in_left, out_left, beats):
+    """Start every booked transfer whose input and output are both free (no beats ``*_left``): clear
+    the booking on both sides and give both ``beats`` beats to move.  Returns the (input, output)
+    pairs started."""
+    started = []
+    for i in range(n):
+        o = in_book[i]
+        if o is not None and in_left[i] == 0 and out_left[o] == 0:
+            in_book[i] = out_book[o] = None
+            in_left[i] = out_left[o] = beats
+            started.append((i, o))
+    return started
+
+
 def sources_step(n, rng, slots, beats, writing, writing_dst, used, voq):
     """One cycle of the saturating sources: every input starts a packet of ``beats`` beats to a random
     output when it has a free slot (``used`` < ``slots``), stores one beat per cycle and queues the
@@ -77,12 +91,8 @@ def saturated(*, ports, slots, delay, lookahead, beats=9, cycles=20000, seed=1):
             in_ok, out_ok, queued = history[-1 - delay]
             history = history[-1 - delay:]
             islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr)
-        for i in range(n):
-            o = in_book[i]
-            if o is not None and in_left[i] == 0 and out_left[o] == 0:
-                in_book[i] = out_book[o] = None
-                in_left[i] = out_left[o] = beats
-                moving_to[i] = o
+        for i, o in start_transfers(n, in_book, out_book, in_left, out_left, beats):
+            moving_to[i] = o
         for i in range(n):
             if in_left[i]:
                 in_left[i] -= 1

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from htax_pipelined_islip import islip_round, sources_step  # noqa: E402
+from htax_pipelined_islip import islip_round, sources_step, start_transfers  # noqa: E402
 
 BEATS = 9
 
@@ -82,12 +82,8 @@ def saturated(*, ports, slots, delay, period, in_ahead, out_ahead, speedup, dept
             in_ok, out_ok, queued = history[0]
             islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr)
         # transfers start when both sides are free (the buffer room was reserved by the booking)
-        for i in range(n):
-            o = in_book[i]
-            if o is not None and in_left[i] == 0 and x_left[o] == 0:
-                in_book[i] = out_book[o] = None
-                in_left[i] = x_left[o] = BEATS
-                src_of[o] = i
+        for i, o in start_transfers(n, in_book, out_book, in_left, x_left, BEATS):
+            src_of[o] = i
         # the crossbar moves up to `speedup` beats per transfer; the links drain one beat each
         for o in range(n):
             if obuf[o]:
