@@ -42,6 +42,16 @@ def islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr):
         in_book[i], out_book[o] = o, i
 
 
+def delayed_round(history, snapshot, delay, now, n, voq, in_book, out_book, gptr, aptr):
+    """Keep ``snapshot`` (eligibility flags and queues of this cycle) in ``history``, which holds the
+    last ``delay`` + 1 of them, and, when ``now`` and ``delay`` cycles have passed, run
+    :func:`islip_round` on the snapshot taken ``delay`` cycles ago (the matching's registered steps)."""
+    history.append(snapshot)
+    del history[:-1 - delay]
+    if now and len(history) > delay:
+        islip_round(n, *history[0], voq, in_book, out_book, gptr, aptr)
+
+
 def start_transfers(n, in_book, out_book, in_left, out_left, beats):
     """Start every booked transfer whose input and output are both free (no beats ``*_left``): clear
     the booking on both sides and give both ``beats`` beats to move.  Returns the (input, output)
@@ -84,13 +94,10 @@ def saturated(*, ports, slots, delay, lookahead, beats=9, cycles=20000, seed=1):
     history = []
     delivered = 0
     for _ in range(cycles):
-        history.append(([in_left[i] <= lookahead and in_book[i] is None for i in range(n)],
-                        [out_left[o] <= lookahead and out_book[o] is None for o in range(n)],
-                        [row[:] for row in voq]))
-        if len(history) > delay:
-            in_ok, out_ok, queued = history[-1 - delay]
-            history = history[-1 - delay:]
-            islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr)
+        delayed_round(history, ([in_left[i] <= lookahead and in_book[i] is None for i in range(n)],
+                                [out_left[o] <= lookahead and out_book[o] is None for o in range(n)],
+                                [row[:] for row in voq]),
+                      delay, True, n, voq, in_book, out_book, gptr, aptr)
         for i, o in start_transfers(n, in_book, out_book, in_left, out_left, beats):
             moving_to[i] = o
         for i in range(n):

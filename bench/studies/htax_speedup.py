@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from htax_pipelined_islip import islip_round, sources_step, start_transfers  # noqa: E402
+from htax_pipelined_islip import delayed_round, sources_step, start_transfers  # noqa: E402
 
 BEATS = 9
 
@@ -72,15 +72,11 @@ def saturated(*, ports, slots, delay, period, in_ahead, out_ahead, speedup, dept
         return -(-beats // speedup)
 
     for t in range(cycles):
-        history.append((
+        delayed_round(history, (
             [cycles_left(in_left[i]) <= in_ahead and in_book[i] is None for i in range(n)],
             [cycles_left(x_left[o]) <= out_ahead and out_book[o] is None
              and obuf[o] + x_left[o] + BEATS <= depth for o in range(n)],
-            [row[:] for row in voq]))
-        history = history[-1 - delay:]
-        if len(history) > delay and t % period == 0:
-            in_ok, out_ok, queued = history[0]
-            islip_round(n, in_ok, out_ok, queued, voq, in_book, out_book, gptr, aptr)
+            [row[:] for row in voq]), delay, t % period == 0, n, voq, in_book, out_book, gptr, aptr)
         # transfers start when both sides are free (the buffer room was reserved by the booking)
         for i, o in start_transfers(n, in_book, out_book, in_left, x_left, BEATS):
             src_of[o] = i
