@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Formal proofs for the ATU (``python -m fpga.formal --unit atu``), on a small ATU (16-entry TLB,
 4-slot reorder buffer, 4-entry request FIFO, 2 GATs, 2 VPIDs), bounded from reset.
 
@@ -29,7 +30,6 @@ def _small():
 class AtuProperties(Elaboratable):
     def __init__(self, *, fixed):
         self.fixed = fixed
-        self._MustUse__silence = True
 
     def elaborate(self, platform):
         m = Module()

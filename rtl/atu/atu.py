@@ -72,6 +72,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS, VPID_BITS, AtsCause, AtsCmd
 from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxPortSignature, HtaxStatus, HtaxVC
+from rtl.common.params import check_choice, check_distinct, check_port, check_pow2
 
 from .layout import GAT_BASE_BITS, GATE_INDEX_BITS, Gate
 
@@ -80,22 +81,6 @@ __all__ = ["Atu", "AtuRegsSignature", "check_params"]
 
 def _log2(n):
     return n.bit_length() - 1
-
-
-def _pow2(name, value, lo, hi):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < 1 or value & (value - 1):
-        raise ValueError(f"{name} must be a power of two, not {value}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
-
-
-def _port(name, value):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if not 0 <= value <= 15:
-        raise ValueError(f"{name} must be between 0 and 15, not {value}")
 
 
 def _count(m, counter, inc, dec):
@@ -110,22 +95,20 @@ def _count(m, counter, inc, dec):
 def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request_fifo, vpids, htax_port,
                  host_port, fu_ports):
     """Validate the ATU parameters; raise ``TypeError``/``ValueError`` with a precise message."""
-    _pow2("gat_entries", gat_entries, 2, 1 << 14)
-    _pow2("tlb_entries", tlb_entries, 16, 1 << 14)
-    if tlb_ways not in (1, 2, 4) or isinstance(tlb_ways, bool):
-        raise ValueError(f"tlb_ways must be 1, 2 or 4, not {tlb_ways!r}")
-    _pow2("reorder_entries", reorder_entries, 2, 32)
-    _pow2("request_fifo", request_fifo, 4, 4096)
-    _pow2("vpids", vpids, 2, 1 << 16)
-    _port("htax_port", htax_port)
-    _port("host_port", host_port)
+    check_pow2("gat_entries", gat_entries, 2, 1 << 14)
+    check_pow2("tlb_entries", tlb_entries, 16, 1 << 14)
+    check_choice("tlb_ways", tlb_ways, (1, 2, 4))
+    check_pow2("reorder_entries", reorder_entries, 2, 32)
+    check_pow2("request_fifo", request_fifo, 4, 4096)
+    check_pow2("vpids", vpids, 2, 1 << 16)
+    check_port("htax_port", htax_port)
+    check_port("host_port", host_port)
     if host_port == htax_port:
         raise ValueError(f"host_port must differ from htax_port, both are {htax_port}")
     fu_ports = tuple(fu_ports)
     for p in fu_ports:
-        _port("fu_ports entry", p)
-    if len(set(fu_ports)) != len(fu_ports):
-        raise ValueError(f"fu_ports must be distinct, not {list(fu_ports)}")
+        check_port("fu_ports entry", p)
+    check_distinct("fu_ports", fu_ports)
     if htax_port in fu_ports:
         raise ValueError(f"fu_ports must not contain the ATU's own port {htax_port}")
     return fu_ports

@@ -24,6 +24,10 @@ Windows are aligned to their size.  The later unit issues refine the bit fields 
 
 from dataclasses import dataclass
 
+from amaranth.utils import exact_log2
+
+from .params import check_pow2
+
 __all__ = ["Window", "AddressMap", "USER_PAGE_SIZE", "VELO_RP_PAGES", "RMA_RP_PAGES"]
 
 USER_PAGE_SIZE = 4096
@@ -32,9 +36,7 @@ RMA_RP_PAGES = 0x0020_0000      # offset of the RMA notification read-pointer pa
 
 
 def _bits(n, what):
-    if n < 1 or n & (n - 1):
-        raise ValueError(f"{what} must be a power of two, not {n}")
-    return n.bit_length() - 1
+    return exact_log2(check_pow2(what, n))
 
 
 @dataclass(frozen=True)

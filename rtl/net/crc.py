@@ -1,36 +1,60 @@
 """The link's per-flit CRC (see ``docs/link.md``, "CRC"): a combinational update step and the running
-flit CRC that the transmitter and the receiver both keep."""
+flit CRC that the transmitter and the receiver both keep.
+
+The update equations are derived here from the CRC's public definition: a CRC register is a linear
+map over GF(2), so the next state is ``F·state ⊕ G·data``, and column ``j`` of ``F`` (``G``) is the next
+state for a state (data word) that is the unit vector ``j``, which
+:meth:`amaranth.lib.crc.Parameters.compute` gives for an algorithm without reflection or output XOR.
+"""
+
+from functools import cache
 
 from amaranth.hdl import Cat, Mux, Signal
+from amaranth.lib.crc import Algorithm
 
 from .params import PhitCtl
 
-__all__ = ["crc_step", "flit_crc"]
+__all__ = ["crc_step", "flit_crc", "update_matrices"]
 
 
-def crc_step(parameters, state, data):
+@cache
+def update_matrices(algorithm, data_width):
+    """``(f, g)``: ``f[j]`` is the next raw CRC register (an integer) for the register holding only bit
+    ``j`` and a zero data word, ``g[j]`` for an empty register and a data word holding only bit ``j``.
+
+    Input reflection, output reflection, the initial value and the output XOR are not part of the
+    update; :func:`crc_step` applies them.
+    """
+    def raw(initial, word):
+        plain = Algorithm(crc_width=algorithm.crc_width, polynomial=algorithm.polynomial, initial_crc=initial,
+                          reflect_input=False, reflect_output=False, xor_output=0)
+        return plain(data_width).compute([word])
+    return (tuple(raw(1 << j, 0) for j in range(algorithm.crc_width)),
+            tuple(raw(0, 1 << j) for j in range(data_width)))
+
+
+def crc_step(algorithm, state, data):
     """One CRC update as combinational logic: ``(next_state, crc)``.
 
-    ``state`` is the raw CRC register (initial value ``parameters._initial_crc``), ``data`` one input
-    word, ``crc`` the CRC value of everything including ``data`` (output reflection and XOR applied).
-    The same equations as :class:`amaranth.lib.crc.Processor` (whose update matrices it uses), but
-    without the register, so that the CRC of a flit is known in the cycle of its last header or beat
-    phit: the transmitter registers its phits before the CRC logic and still sends the CRC right
-    after them, the receiver compares the CRC phit a cycle ahead (timing).
+    ``algorithm`` is an :class:`amaranth.lib.crc.Algorithm`, ``state`` the raw CRC register (initial value
+    ``algorithm.initial_crc``), ``data`` one input word (its width is the data width), ``crc`` the CRC of
+    everything including ``data`` (output reflection and XOR applied).  Unlike
+    :class:`amaranth.lib.crc.Processor` there is no register, so that the CRC of a flit is known in the
+    cycle of its last header or beat phit: the transmitter registers its phits before the CRC logic and
+    still sends the CRC right after them, the receiver compares the CRC phit a cycle ahead (timing).
     """
-    width = parameters._crc_width
-    matrix_f, matrix_g = parameters._matrices()
+    width, dw = algorithm.crc_width, len(data)
+    f, g = update_matrices(algorithm, dw)
     # Index the operands' own bits (a slice of a reversed value, or of the Cat below, nests the whole
     # expression into every bit: minutes in Amaranth's checks and RTLIL backend at 64 bits).
-    dw = parameters.data_width
-    data_bits = [data[dw - 1 - j] if parameters._reflect_input else data[j] for j in range(dw)]
+    data_bits = [data[dw - 1 - j] if algorithm.reflect_input else data[j] for j in range(dw)]
     bits = []
     for i in range(width):
-        terms = [state[j] for j in range(width) if matrix_f[j][i]]
-        terms += [data_bits[j] for j in range(dw) if matrix_g[j][i]]
+        terms = [state[j] for j in range(width) if (f[j] >> i) & 1]
+        terms += [data_bits[j] for j in range(dw) if (g[j] >> i) & 1]
         bits.append(Cat(*terms).xor())
     nxt = Cat(*bits)
-    out = Cat(*(bits[::-1] if parameters._reflect_output else bits)) ^ parameters._xor_output
+    out = Cat(*(bits[::-1] if algorithm.reflect_output else bits)) ^ algorithm.xor_output
     return nxt, out
 
 
@@ -41,11 +65,11 @@ def flit_crc(m, link_params, ctl, phit):
     enter the register.  The value is that of every SOF/BODY phit up to and including the current one,
     so it is ready in the cycle of the flit's last header or beat phit.
     """
-    crc_params = link_params.crc_algorithm(data_width=len(phit))
+    algorithm = link_params.crc_algorithm
     crc_reg = Signal(link_params.crc_bits)
     crc_base = Signal(link_params.crc_bits)
-    m.d.comb += crc_base.eq(Mux(ctl == PhitCtl.SOF, crc_params._initial_crc, crc_reg))
-    crc_next, crc_value = crc_step(crc_params, crc_base, phit)
+    m.d.comb += crc_base.eq(Mux(ctl == PhitCtl.SOF, algorithm.initial_crc, crc_reg))
+    crc_next, crc_value = crc_step(algorithm, crc_base, phit)
     with m.If((ctl == PhitCtl.SOF) | (ctl == PhitCtl.BODY)):
         m.d.sync += crc_reg.eq(crc_next)
     return crc_value

@@ -20,7 +20,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
-from rtl.common.params import rejecting
+from rtl.common.params import check_int
 
 from .link_rx import LinkRx
 from .link_tx import LinkTx
@@ -89,14 +89,11 @@ class LinkPort(wiring.Component):
 
     def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=64, rx_buffer_beats=128,
                  seq_bits=None, counter_bits=16, replay_timeout=512, max_replays=4):
-        with rejecting(self):
-            self.params = p = LinkParams(phit_bits=phit_bits, flit_phits=flit_phits,
-                                         replay_flits=replay_flits, rx_buffer_beats=rx_buffer_beats,
-                                         seq_bits=seq_bits, counter_bits=counter_bits)
-            if not isinstance(replay_timeout, int) or not 1 <= replay_timeout <= 0xffff:
-                raise ValueError(f"replay_timeout must be from 1 to 65535 cycles, not {replay_timeout!r}")
-            if not isinstance(max_replays, int) or not 1 <= max_replays <= 15:
-                raise ValueError(f"max_replays must be from 1 to 15, not {max_replays!r}")
+        self.params = p = LinkParams(phit_bits=phit_bits, flit_phits=flit_phits,
+                                     replay_flits=replay_flits, rx_buffer_beats=rx_buffer_beats,
+                                     seq_bits=seq_bits, counter_bits=counter_bits)
+        check_int("replay_timeout", replay_timeout, 1, 0xFFFF)
+        check_int("max_replays", max_replays, 1, 15)
         self.replay_timeout_init = replay_timeout
         self.max_replays_init = max_replays
         ports = {

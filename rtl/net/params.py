@@ -7,6 +7,9 @@ See ``docs/link.md`` for the wire format these definitions describe.
 
 from amaranth.lib import data, enum
 from amaranth.lib.crc import catalog
+from amaranth.utils import exact_log2
+
+from rtl.common.params import check_choice, check_int, check_pow2
 
 __all__ = ["PhitCtl", "FlitType", "LinkParams", "require_params"]
 
@@ -22,14 +25,6 @@ class PhitCtl(enum.Enum, shape=2):
 class FlitType(enum.Enum, shape=1):
     DATA = 0
     CTRL = 1
-
-
-def _log2(n):
-    return n.bit_length() - 1
-
-
-def _pow2(n):
-    return n > 0 and n & (n - 1) == 0
 
 
 class LinkParams:
@@ -63,28 +58,24 @@ class LinkParams:
         for name, value in (("phit_bits", phit_bits), ("flit_phits", flit_phits),
                             ("replay_flits", replay_flits), ("rx_buffer_beats", rx_buffer_beats),
                             ("counter_bits", counter_bits)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an integer, not {value!r}")
-        if phit_bits not in (16, 32, 64):
-            raise ValueError(f"phit_bits must be 16, 32 or 64, not {phit_bits}")
-        if not (_pow2(replay_flits) and 2 <= replay_flits <= 256):
-            raise ValueError(f"replay_flits must be a power of two from 2 to 256, not {replay_flits}")
-        if not (_pow2(rx_buffer_beats) and rx_buffer_beats >= 4):
-            raise ValueError(f"rx_buffer_beats must be a power of two of at least 4, not {rx_buffer_beats}")
-        min_seq = _log2(replay_flits) + 1
+            check_int(name, value)
+        check_choice("phit_bits", phit_bits, (16, 32, 64))
+        check_pow2("replay_flits", replay_flits, 2, 256)
+        check_pow2("rx_buffer_beats", rx_buffer_beats, 4)
+        min_seq = exact_log2(replay_flits) + 1
         if seq_bits is None:
             seq_bits = min_seq
-        if not isinstance(seq_bits, int) or not min_seq <= seq_bits <= 12:
-            raise ValueError(f"seq_bits must be from log2(replay_flits) + 1 = {min_seq} to 12, "
+        check_int("seq_bits", seq_bits)
+        if not min_seq <= seq_bits <= 12:
+            raise ValueError(f"seq_bits must be between log2(replay_flits) + 1 = {min_seq} and 12, "
                              f"not {seq_bits}")
-        if not 1 <= counter_bits <= 32:
-            raise ValueError(f"counter_bits must be from 1 to 32, not {counter_bits}")
+        check_int("counter_bits", counter_bits, 1, 32)
         self.phit_bits = phit_bits
         self.replay_flits = replay_flits
         self.rx_buffer_beats = rx_buffer_beats
         self.seq_bits = seq_bits
         self.counter_bits = counter_bits
-        self.credit_bits = _log2(rx_buffer_beats) + 1
+        self.credit_bits = exact_log2(rx_buffer_beats) + 1
         self.phits_per_beat = 64 // phit_bits
 
         self.data_header = data.StructLayout({
@@ -97,7 +88,7 @@ class LinkParams:
         self.header_phits = max(self.data_header_phits, self.ctrl_header_phits)
         min_flit = self.data_header_phits + self.phits_per_beat + 1
         if not min_flit <= flit_phits <= 64:
-            raise ValueError(f"flit_phits must be from {min_flit} (header, one beat, CRC) to 64, "
+            raise ValueError(f"flit_phits must be between {min_flit} (header, one beat, CRC) and 64, "
                              f"not {flit_phits}")
         self.flit_phits = flit_phits
         self.max_beats = (flit_phits - self.data_header_phits - 1) // self.phits_per_beat

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from rtl.common.addrmap import RMA_RP_PAGES, USER_PAGE_SIZE, VELO_RP_PAGES, AddressMap
+from rtl.common.params import check_int, check_pow2
 from rtl.config import DEFAULT_PATH, ROOT, load
 
 __all__ = ["RDL", "TOP", "rdl_parameters", "source_revision", "compile_rdl", "generate", "load_module",
@@ -56,9 +57,7 @@ def _check_regs_config(regs):
     for key in ("htax_port", "host_port", "link_ports"):
         if key not in regs:
             raise ValueError(f"[regs] {key} is missing")
-    lp = regs["link_ports"]
-    if not isinstance(lp, int) or not 1 <= lp <= 16:
-        raise ValueError(f"[regs] link_ports must be in 1..16, not {lp!r}")
+    check_int("[regs] link_ports", regs["link_ports"], 1, 16)
     rev = regs.get("revision", "")
     if rev and (not isinstance(rev, str) or not all(c in "0123456789abcdefABCDEF" for c in rev)
                 or len(rev) > 14):
@@ -75,8 +74,7 @@ def rdl_parameters(cfg, *, revision=None):
     s, regs = cfg["system"], cfg["regs"]
     _check_regs_config(regs)
     gat = cfg["atu"]["gat_entries"]
-    if not isinstance(gat, int) or gat < 1 or gat & (gat - 1):
-        raise ValueError(f"gat_entries must be a power of two, not {gat}")
+    check_pow2("gat_entries", gat)
     if revision is None:
         revision = (int(regs["revision"], 16), False) if regs.get("revision") else source_revision()
     rev, dirty = revision

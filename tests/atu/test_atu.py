@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """ATU tests: parameter validation (Amaranth) and the cocotb system testbench ``tb_atu.py``."""
 
 import pytest

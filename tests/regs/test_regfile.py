@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Register-file runtime in the Amaranth simulator: parameters, latency, same-cycle semantics."""
 
 import random
@@ -22,11 +23,12 @@ def _small():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"htax_port": 16, "host_port": 0}, "htax_port must be in 0..15, not 16"),
-    ({"htax_port": 1, "host_port": -1}, "host_port must be in 0..15, not -1"),
+    ({"htax_port": 16, "host_port": 0}, "htax_port must be between 0 and 15, not 16"),
+    ({"htax_port": 1, "host_port": -1}, "host_port must be between 0 and 15, not -1"),
     ({"htax_port": 2, "host_port": 2}, "htax_port and host_port must differ, both are 2"),
     ({"htax_port": 1, "host_port": 0, "window_size": 1000},
-     "window_size must be a power of two of at least 64, not 1000"),
+     "window_size must be a power of two, not 1000"),
+    ({"htax_port": 1, "host_port": 0, "window_size": 32}, "window_size must be at least 64, not 32"),
     ({"htax_port": 1, "host_port": 0, "window_base": 0x1000},
      "window_base must be a multiple of window_size (0x1000000) inside the 52-bit address space, not 0x1000"),
 ])
