@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Formal proofs for the HTAX crossbar (``make formal UNIT=htax``), on a 2-port switch with tiny buffers.
 
 * ``conservation`` (k-induction): per input port, packets taken in (stored headers plus generated error
@@ -51,7 +52,7 @@ from amaranth.asserts import AnySeq
 from amaranth.hdl import Array, Assert, Assume, Cat, Const, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
-from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed, transfer
+from rtl.common.htax import MAX_DATA_WORDS, HtaxVC, malformed
 from rtl.common.htax_rules import data_beats, link_rules, sink_rules
 from rtl.htax import Htax, HtaxPipelined
 from rtl.htax.pipelined import _IN_AHEAD, _RESERVE
@@ -67,7 +68,6 @@ class HtaxProperties(Elaboratable):
         self.shared_slots = shared_slots
         self.links = links
         self.conservation = conservation
-        self._MustUse__silence = True       # proofs(cfg) builds every proof; --proof may run only some
 
     def elaborate(self, platform):
         m = Module()
@@ -77,7 +77,6 @@ class HtaxProperties(Elaboratable):
                                 out_depth=MAX_DATA_WORDS + 1)
         else:
             dut = Htax(ports=n, slots_per_vc=s, shared_slots=self.shared_slots, counter_bits=2)
-        dut._MustUse__silence = True        # elaborated here directly, to reach its internal state
         m.submodules.dut = dut.elaborate(platform)
         st = dut._state
         checkers = []
@@ -101,7 +100,7 @@ class HtaxProperties(Elaboratable):
                 # (sink_rules' `promised` has bit v set after a v beat moved under ready2[v].)
                 moved = Signal(name=f"f_out{i}_moved")
                 moved_vc = Signal(2, name=f"f_out{i}_moved_vc")
-                m.d.sync += [moved.eq(transfer(port.rx)), moved_vc.eq(port.rx.payload.vc.as_value())]
+                m.d.sync += [moved.eq(port.rx.transfer()), moved_vc.eq(port.rx.payload.vc.as_value())]
                 with m.If(moved & ~promised.bit_select(moved_vc, 1) & port.rx.valid & port.rx.payload.first):
                     m.d.comb += Assert(port.rx.payload.vc.as_value() != moved_vc)
 
@@ -270,7 +269,7 @@ class HtaxProperties(Elaboratable):
         beat's VC, no more headers leave than were taken in (stored or answered by an error
         response), and the state the module docstring lists (slots, accounting, ``near``, one-hot
         registers) is consistent."""
-        n = dut.ports
+        n = len(dut.ports)
         taken = Signal(8, name="f_taken")
         left = Signal(8, name="f_left")
         allocs = sum(x.alloc.as_unsigned() for x in dut._state["inputs"])
@@ -281,7 +280,7 @@ class HtaxProperties(Elaboratable):
             with m.If(rx.valid & rx.payload.first):
                 m.d.comb += [Assert(~malformed(hdr)), Assert(hdr.dst == o),
                              Assert(hdr.vc.as_value() == rx.payload.vc.as_value())]
-            outs = outs + (transfer(rx) & rx.payload.first).as_unsigned()
+            outs = outs + (rx.transfer() & rx.payload.first).as_unsigned()
         m.d.sync += [taken.eq(taken + allocs), left.eq(left + outs)]
         m.d.comb += Assert(left <= taken)
         st = dut._state

@@ -1,7 +1,8 @@
 """The host bus functional model: the CPU and its memory on an HTAX port of a DUT (cocotb).
 
-:class:`HostModel` attaches to a DUT's HTAX port (``<port>__tx__*`` from the DUT, ``<port>__rx__*``
-into it; see :mod:`rtl.common.htax`) and plays the host:
+:class:`HostModel` attaches to a DUT's HTAX port through the link bus models of :mod:`sim.htax_bus`
+(an :class:`~sim.htax_bus.HtaxSink` on the DUT's ``<port>__tx`` link, an
+:class:`~sim.htax_bus.HtaxSource` in HyperTransport order on its ``<port>__rx`` link) and plays the host:
 
 * **Memory** (:class:`sim.memory.HostMemory`): device READs are answered after ``latency_cycles``
   (default: t_dm = 280 ns of table 3-1 at the configured clock), optionally with random extra delay
@@ -12,8 +13,8 @@ into it; see :mod:`rtl.common.htax`) and plays the host:
   two packets with probability ``wc_split_probability``, ch. 6.4.4 / fig. 6-5), :meth:`write64`,
   :meth:`read64`/:meth:`read_raw` (non-posted, split-phase with tags).
 * **Interrupts**: WRITEs into the MSI page at ``msi_address`` are captured in :attr:`interrupts`.
-* **Checking**: every packet from the DUT is checked against the HTAX rules; violations go to
-  :attr:`errors` (a test asserts it stays empty).
+* **Checking**: every packet from the DUT is checked against the HTAX rules, the link against the link
+  rules (by the sink); violations go to :attr:`errors` (a test asserts it stays empty).
 
 It is event driven: while the port is idle no Python runs per cycle (the receive side waits for
 ``valid`` to rise, the send side and the memory scheduler wait on events and timers); busy ports cost
@@ -27,12 +28,12 @@ from collections import deque
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import Event, First, ReadOnly, RisingEdge, Timer, with_timeout
-from cocotb.utils import get_sim_time
+from cocotb.triggers import Event, First, RisingEdge, Timer, with_timeout
 
-from rtl.common.htax import MAX_DATA_WORDS, HtaxCmd, HtaxStatus, HtaxVC
+from rtl.common.htax import MAX_DATA_WORDS, HtaxCmd, HtaxStatus
 
-from .htax_packet import HtaxPacket, HtaxProtocolError, beat_field, line_write_packet
+from .htax_bus import HtaxSink, HtaxSource, Order
+from .htax_packet import HtaxPacket, line_write_packet
 from .memory import HostMemory
 
 __all__ = ["HostModel", "HtaxResponseError", "HostTimeout"]
@@ -93,34 +94,25 @@ class HostModel:
         self.reorder = reorder
         self.wc_split_probability = (cfg["host"]["wc_split_probability"]
                                      if wc_split_probability is None else wc_split_probability)
-        self.tx_ready_probability = tx_ready_probability
-        self.rx_gap_probability = rx_gap_probability
         self.rng = random.Random(seed)
         self.memory = memory or HostMemory(phys_addr_bits=cfg["system"]["phys_addr_bits"])
         self.msi_address = cfg["system"]["msi_address"]
         self.read_timeout_cycles = read_timeout_cycles
+        rst = getattr(dut, "rst", None)
+        # DUT -> host: the DUT's tx link; host -> DUT: its rx link, in HyperTransport order
+        self.sink = HtaxSink(dut, f"{port}__tx", self.clk, rst, period_ns=self.period_ns,
+                             ready=None if tx_ready_probability >= 1.0 else tx_ready_probability,
+                             rng=self.rng, callback=self._on_record, name="host rx")
+        self.source = HtaxSource(dut, f"{port}__rx", self.clk, rst, period_ns=self.period_ns, order=Order.HT,
+                                 pause=rx_gap_probability or None, rng=self.rng, name="host tx")
 
-        # DUT -> host link (the DUT's tx)
-        self._in_valid = getattr(dut, f"{port}__tx__valid")
-        self._in_payload = getattr(dut, f"{port}__tx__payload")
-        self._in_ready = getattr(dut, f"{port}__tx__ready")
-        self._in_ready2 = getattr(dut, f"{port}__tx__ready2")
-        # host -> DUT link (the DUT's rx)
-        self._out_valid = getattr(dut, f"{port}__rx__valid")
-        self._out_payload = getattr(dut, f"{port}__rx__payload")
-        self._out_ready = getattr(dut, f"{port}__rx__ready")
-
-        self._rst = getattr(dut, "rst", None)
         self.interrupts = []
-        self.errors = []
+        self._errors = []
         self.received = deque(maxlen=4096)      # recent packets from the DUT (for debugging and tests)
-        self.stats = {"beats_in": 0, "beats_out": 0, "dma_reads": 0, "dma_writes": 0, "cpu_reads": 0,
-                      "cpu_writes": 0, "wc_splits": 0}
+        self._stats = {"dma_reads": 0, "dma_writes": 0, "cpu_reads": 0, "cpu_writes": 0, "wc_splits": 0}
         self.arrivals = deque(maxlen=4096)      # (cycle the header moved, packet) from the DUT
-        self.sent_log = deque(maxlen=4096)      # (cycle the header was first offered, header beat)
+        self.sent_log = self.source.log         # (cycle the header was first offered, header beat)
 
-        self._queue = deque()                   # (vc, beats) in the order the host issued them
-        self._tx_event = Event()
         self._sched = []                        # heap of (due cycle, seq, packet)
         self._sched_seq = 0
         self._sched_event = Event()
@@ -130,6 +122,19 @@ class HostModel:
         self._outstanding = {}                  # tag -> [Event, packet or None, addr]
         self._irq_event = Event()
         self._tasks = []
+
+    @property
+    def errors(self):
+        """Rule violations of the DUT's packets and of the link, in the order found (a list a test
+        may clear)."""
+        if self.sink.errors:
+            self._errors += self.sink.errors
+            self.sink.errors.clear()
+        return self._errors
+
+    @property
+    def stats(self):
+        return self._stats | {"beats_in": self.sink.beats, "beats_out": self.source.beats}
 
     # ------------------------------------------------------------------------------------------
     # life cycle
@@ -146,32 +151,24 @@ class HostModel:
 
     async def start(self):
         """Drive idle values and start the model's coroutines."""
-        self._out_valid.value = 0
-        self._out_payload.value = 0
-        # ready2 (docs/architecture.md): the host promises room for a second beat on every VC it will
-        # also accept in the next cycle; always when it never backpressures
-        always = 0xF if self.tx_ready_probability >= 1.0 else 0
-        self._in_ready.value = always
-        self._in_ready2.value = always
-        self._tasks += [cocotb.start_soon(self._receive()), cocotb.start_soon(self._send()),
-                        cocotb.start_soon(self._schedule())]
-        if self.tx_ready_probability < 1.0:
-            self._tasks.append(cocotb.start_soon(self._backpressure()))
+        self.source.start()
+        self.sink.start()
+        self._tasks.append(cocotb.start_soon(self._schedule()))
 
     def stop(self):
         for t in self._tasks:
             t.cancel()
         self._tasks = []
+        self.source.stop()
+        self.sink.stop()
 
     def now(self):
         """The current clock cycle (cycle k starts at the k-th rising edge after time 0)."""
-        return int(get_sim_time("ns") / self.period_ns + 1e-6)
+        return self.source.now()
 
     async def cycles(self, n):
         """Wait ``n`` clock cycles without per-cycle Python (a timer, then the next edge)."""
-        if n > 1:
-            await Timer(round((n - 1) * self.period_ns * 1000), "ps")
-        await RisingEdge(self.clk)
+        await self.source.cycles(n)
 
     # ------------------------------------------------------------------------------------------
     # CPU side
@@ -184,10 +181,10 @@ class HostModel:
         if len(data) > 8 and self.rng.random() < self.wc_split_probability:
             cut = self.rng.randrange(1, (len(data) + 7) // 8) * 8
             parts = [(addr, data[:cut]), (addr + cut, data[cut:])]
-            self.stats["wc_splits"] += 1
+            self._stats["wc_splits"] += 1
         for a, d in parts:
             pkt = line_write_packet(a, d, src=self.host_port, dst=self.route(a))
-            self.stats["cpu_writes"] += 1
+            self._stats["cpu_writes"] += 1
             self.send(pkt)
 
     async def write64(self, addr, value):
@@ -205,7 +202,7 @@ class HostModel:
         tag = self._free_tags.popleft()
         done = Event()
         self._outstanding[tag] = [done, None, addr]
-        self.stats["cpu_reads"] += 1
+        self._stats["cpu_reads"] += 1
         self.send(HtaxPacket(HtaxCmd.READ, src=self.host_port, dst=self.route(addr), tag=tag, addr=addr,
                              length=nwords, first_be=0xFF, last_be=0xFF if nwords > 1 else 0))
         try:
@@ -244,80 +241,37 @@ class HostModel:
         return self.interrupts
 
     def send(self, pkt):
-        """Queue a raw :class:`HtaxPacket` (or a list of beats with its VC) towards the DUT."""
-        self._queue.append((HtaxVC(pkt.vc), pkt.beats()))
-        self._tx_event.set()
+        """Queue a raw :class:`HtaxPacket` towards the DUT (in HyperTransport order)."""
+        self.source.send(pkt)
 
     def send_beats(self, beats, vc):
         """Queue raw beats (for malformed-packet tests)."""
-        self._queue.append((HtaxVC(vc), list(beats)))
-        self._tx_event.set()
+        self.source.send(list(beats), vc=vc)
 
     async def idle(self, timeout_cycles=100000):
         """Wait until nothing is queued, scheduled or outstanding."""
         for _ in range(timeout_cycles // 16):
-            if not self._queue and not self._sched and not self._outstanding \
-                    and not self._sending:
+            if self.source.idle() and not self._sched and not self._outstanding:
                 return
             await self.cycles(16)
         raise HostTimeout("host model did not become idle")
 
     # ------------------------------------------------------------------------------------------
     # DUT -> host
-    async def _backpressure(self):
-        # each cycle's ready is drawn one cycle ahead, so ready2 = ready now & ready next keeps the promise
-        def draw():
-            return sum(1 << v for v in range(4) if self.rng.random() < self.tx_ready_probability)
-        nxt = draw()
-        while True:
-            await RisingEdge(self.clk)
-            cur, nxt = nxt, draw()
-            self._in_ready.value = cur
-            self._in_ready2.value = cur & nxt
-
-    async def _receive(self):
-        beats = []
-        await ReadOnly()
-        while True:
-            if not self._in_valid.value:
-                await RisingEdge(self._in_valid)
-                await ReadOnly()
-            raw = self._in_payload.value
-            if not raw.is_resolvable:
-                self.errors.append(f"cycle {self.now()}: valid with unresolved payload {raw}")
-                await RisingEdge(self.clk)
-                await ReadOnly()
-                continue
-            beat = int(raw)
-            vc = beat_field(beat, "vc")
-            if self._rst is not None and int(self._rst.value):
-                beats = []                      # a reset ends whatever packet was under way
-            elif (int(self._in_ready.value) >> vc) & 1:
-                self.stats["beats_in"] += 1
-                if beat_field(beat, "first"):
-                    self._header_cycle = self.now()
-                beats.append(beat)
-                if beat_field(beat, "last"):
-                    packet_beats, beats = beats, []
-                    self._on_packet(packet_beats)
-            await RisingEdge(self.clk)
-            await ReadOnly()
-
-    def _on_packet(self, beats):
-        try:
-            pkt = HtaxPacket.from_beats(beats)
-        except (HtaxProtocolError, ValueError) as e:
-            self.errors.append(f"cycle {self.now()}: framing: {e}")
-            return
+    def _on_record(self, record):
+        """A packet from the DUT (the sink has checked the link rules)."""
+        pkt = record.packet
+        if pkt is None:
+            return                              # framing error, recorded by the sink
         self.received.append(pkt)
-        self.arrivals.append((self._header_cycle, pkt))
+        self.arrivals.append((record.header_cycle, pkt))
         reason = pkt.malformed_reason()
         if reason is None and len(pkt.data) != pkt.data_beats:
             reason = f"{len(pkt.data)} data beats for length {pkt.length}"
         if reason is None and pkt.dst != self.host_port:
             reason = f"packet for port {pkt.dst} arrived at the host (port {self.host_port})"
         if reason is not None:
-            self.errors.append(f"cycle {self.now()}: malformed {pkt.cmd!r}: {reason}")
+            self._errors.append(f"cycle {self.now()}: malformed {pkt.cmd!r}: {reason}")
             if pkt.cmd == HtaxCmd.READ:
                 self._respond(pkt, HtaxStatus.MALFORMED, [], self.now() + self.latency_cycles)
             return
@@ -328,18 +282,18 @@ class HostModel:
         elif pkt.cmd == HtaxCmd.RESPONSE:
             entry = self._outstanding.get(pkt.tag)
             if entry is None or entry[1] is not None:
-                self.errors.append(f"cycle {self.now()}: response with unexpected tag {pkt.tag}")
+                self._errors.append(f"cycle {self.now()}: response with unexpected tag {pkt.tag}")
                 return
             if pkt.addr != entry[2] & ~7:
-                self.errors.append(f"cycle {self.now()}: response tag {pkt.tag} echoes address "
-                                   f"{pkt.addr:#x}, the read was of {entry[2]:#x}")
+                self._errors.append(f"cycle {self.now()}: response tag {pkt.tag} echoes address "
+                                    f"{pkt.addr:#x}, the read was of {entry[2]:#x}")
             entry[1] = pkt
             entry[0].set()
         else:
-            self.errors.append(f"cycle {self.now()}: the host does not take {pkt.cmd!r} packets")
+            self._errors.append(f"cycle {self.now()}: the host does not take {pkt.cmd!r} packets")
 
     def _on_write(self, pkt):
-        self.stats["dma_writes"] += 1
+        self._stats["dma_writes"] += 1
         buf = b"".join(d.to_bytes(8, "little") for d in pkt.data)
         mask = [bool((pkt.byte_mask(i // 8) >> (i % 8)) & 1) for i in range(len(buf))]
         if self.msi_address <= pkt.addr < self.msi_address + MSI_WINDOW:
@@ -349,7 +303,7 @@ class HostModel:
         self.memory.device_write(pkt.addr, buf, mask)
 
     def _on_read(self, pkt):
-        self.stats["dma_reads"] += 1
+        self._stats["dma_reads"] += 1
         arrival = self.now()
         due = arrival + self.latency_cycles - _TX_PIPELINE
         if self.jitter_cycles:
@@ -391,63 +345,3 @@ class HostModel:
             while self._sched and self._sched[0][0] <= self.now():
                 _, _, rsp = heapq.heappop(self._sched)
                 self.send(rsp)
-
-    # ------------------------------------------------------------------------------------------
-    # host -> DUT
-    _sending = False
-    _header_cycle = 0
-
-    @staticmethod
-    def _may_pass(later, earlier):
-        """HyperTransport ordering: a posted write may pass anything, a response may pass a
-        non-posted request; nothing passes a posted write."""
-        if later == HtaxVC.POSTED:
-            return True
-        return later == HtaxVC.RESPONSE and earlier == HtaxVC.NONPOSTED
-
-    def _pick(self, ready):
-        """Index in the send queue of the packet to send next: the oldest one whose VC is ready and
-        that may pass every older packet; the oldest packet if none is ready."""
-        for i, (vc, _) in enumerate(self._queue):
-            if (ready >> vc.value) & 1 and all(self._may_pass(vc, e) for e, _ in list(self._queue)[:i]):
-                return i
-            if vc == HtaxVC.POSTED and i:
-                break           # nothing behind a posted write may pass it
-        return 0
-
-    async def _send(self):
-        driving = False
-        ready = 0
-        while True:
-            if not self._queue:
-                if driving:
-                    self._out_valid.value = 0
-                    driving = False
-                self._sending = False
-                self._tx_event.clear()
-                await self._tx_event.wait()
-                self._sending = True
-                await RisingEdge(self.clk)
-                await ReadOnly()
-                ready = int(self._out_ready.value)
-                await RisingEdge(self.clk)
-            i = self._pick(ready)
-            vc, beats = self._queue[i]
-            del self._queue[i]
-            for beat in beats:
-                while self.rx_gap_probability and self.rng.random() < self.rx_gap_probability:
-                    self._out_valid.value = 0
-                    await RisingEdge(self.clk)
-                self._out_valid.value = 1
-                self._out_payload.value = beat
-                if beat_field(beat, "first"):
-                    self.sent_log.append((self.now(), beat))
-                driving = True
-                while True:
-                    await ReadOnly()
-                    ready = int(self._out_ready.value)
-                    moved = (ready >> vc.value) & 1
-                    await RisingEdge(self.clk)
-                    if moved:
-                        self.stats["beats_out"] += 1
-                        break

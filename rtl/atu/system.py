@@ -14,7 +14,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from rtl.common.htax import HtaxPortSignature, transfer
+from rtl.common.htax import HtaxPortSignature
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 
@@ -58,17 +58,17 @@ class AtuSystem(wiring.Component):
         m.submodules.atu = atu = self.atu
         a = cfg["atu"]
         used = {a["host_port"], cfg["regs"]["htax_port"], a["htax_port"], *atu.fu_ports}
-        wiring.connect(m, rf.htax, getattr(sw, f"port{cfg['regs']['htax_port']}"))
-        wiring.connect(m, atu.htax, getattr(sw, f"port{a['htax_port']}"))
+        wiring.connect(m, rf.htax, sw.ports[cfg["regs"]["htax_port"]])
+        wiring.connect(m, atu.htax, sw.ports[a["htax_port"]])
         for name, p in [("htax", a["host_port"])] + [(f"fu{p}", p) for p in atu.fu_ports]:
             # the model's tx is what the switch sends to port p, its rx what it sends into the switch
-            ext, port = getattr(self, name), getattr(sw, f"port{p}")
+            ext, port = getattr(self, name), sw.ports[p]
             for a_, b_ in ((ext.tx, port.rx), (port.tx, ext.rx)):
                 m.d.comb += [a_.valid.eq(b_.valid), a_.payload.eq(b_.payload), b_.ready.eq(a_.ready),
                              b_.ready2.eq(a_.ready2)]
         for p in range(cfg["htax"]["ports"]):
             if p not in used:
-                port = getattr(sw, f"port{p}")
+                port = sw.ports[p]
                 m.d.comb += [port.tx.valid.eq(0), port.rx.ready.eq(0xF), port.rx.ready2.eq(0xF)]
         hw = rf.hw.atu
         m.d.comb += [
@@ -81,7 +81,7 @@ class AtuSystem(wiring.Component):
             hw.flush_counters.tlb_flushes_incr.eq(atu.regs.tlb_flushes_incr),
             hw.flush_counters.atu_flushes_incr.eq(atu.regs.atu_flushes_incr),
             hw.gat_base.addr.eq(atu.regs.gat_addr), atu.regs.gat_data.eq(hw.gat_base.data.addr),
-            self.probe.eq(transfer(atu.htax.rx) | (transfer(atu.htax.tx) << 1) | (atu.regs.flush_start << 2)
+            self.probe.eq(atu.htax.rx.transfer() | (atu.htax.tx.transfer() << 1) | (atu.regs.flush_start << 2)
                           | (atu.regs.flush_done << 3)),
         ]
         return m

@@ -13,13 +13,12 @@ from .htax import (
     HtaxVC,
     malformed,
     malformed_reason,
-    transfer,
 )
 from .net import NetBeat, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 
 __all__ = [
     "AddressMap", "AtsCause", "AtsCmd", "AtsMessage",
     "HtaxBeat", "HtaxCmd", "HtaxHeader", "HtaxLinkSignature", "HtaxPortSignature", "HtaxStatus", "HtaxVC",
-    "malformed", "malformed_reason", "transfer",
+    "malformed", "malformed_reason",
     "NetBeat", "NetBeatKind", "NetHeader", "NetStreamSignature", "NetUnit",
 ]

@@ -57,8 +57,8 @@ from .ats import AtsMessage
 __all__ = [
     "HtaxCmd", "HtaxVC", "HtaxStatus",
     "HtaxMem", "HtaxBody", "HtaxHeader", "HtaxWord", "HtaxBeat",
-    "HtaxLinkSignature", "HtaxPortSignature",
-    "transfer", "malformed", "malformed_reason", "vc_for_cmd",
+    "HtaxLinkSignature", "HtaxLinkInterface", "HtaxPortSignature",
+    "malformed", "malformed_reason", "vc_for_cmd",
     "DATA_BITS", "MAX_DATA_WORDS", "PORT_BITS", "TAG_BITS", "ADDR_BITS", "NUM_VCS",
 ]
 
@@ -145,6 +145,9 @@ def vc_for_cmd(cmd):
 class HtaxLinkSignature(wiring.Signature):
     """One direction of an HTAX link: ``valid``, a :class:`HtaxBeat` ``payload``, per-VC ``ready``.
 
+    Its interface (:meth:`create`) is an :class:`HtaxLinkInterface`, which carries the protocol
+    helpers.
+
     Members
     -------
     valid : Out(1)
@@ -164,6 +167,30 @@ class HtaxLinkSignature(wiring.Signature):
             "ready2": In(NUM_VCS),
         })
 
+    def __eq__(self, other):
+        return type(other) is HtaxLinkSignature
+
+    def __hash__(self):
+        return hash(HtaxLinkSignature)
+
+    def __repr__(self):
+        return "HtaxLinkSignature()"
+
+    def create(self, *, path=None, src_loc_at=0):
+        return HtaxLinkInterface(self, path=path, src_loc_at=1 + src_loc_at)
+
+
+class HtaxLinkInterface(wiring.PureInterface):
+    """The signals of an :class:`HtaxLinkSignature`, with the link's protocol helpers."""
+
+    def transfer(self):
+        """Amaranth expression: a beat moves on this link in this cycle (``valid & ready[vc]``)."""
+        return self.valid & self.ready.bit_select(self.payload.vc.as_value(), 1)
+
+    def header_moves(self):
+        """Amaranth expression: the first beat of a packet moves in this cycle."""
+        return self.transfer() & self.payload.first
+
 
 class HtaxPortSignature(wiring.Signature):
     """An HTAX port as a unit sees it: ``tx`` into the switch, ``rx`` out of it.
@@ -180,10 +207,14 @@ class HtaxPortSignature(wiring.Signature):
             "rx": In(HtaxLinkSignature()),
         })
 
+    def __eq__(self, other):
+        return type(other) is HtaxPortSignature
 
-def transfer(link):
-    """Amaranth expression: a beat moves on ``link`` in this cycle."""
-    return link.valid & link.ready.bit_select(link.payload.vc.as_value(), 1)
+    def __hash__(self):
+        return hash(HtaxPortSignature)
+
+    def __repr__(self):
+        return "HtaxPortSignature()"
 
 
 def _mem_reason(cmd, status, length, addr, first_be, last_be):

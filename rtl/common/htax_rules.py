@@ -14,7 +14,7 @@ after a cycle with ``ready2[v]`` in which a ``v`` beat moved, ``ready[v]`` is hi
 
 from amaranth.hdl import Const, Mux, Signal
 
-from .htax import NUM_VCS, HtaxCmd, HtaxStatus, malformed, transfer
+from .htax import NUM_VCS, HtaxCmd, HtaxStatus, malformed
 
 __all__ = ["link_rules", "sink_rules", "data_beats"]
 
@@ -34,7 +34,7 @@ def link_rules(m, link, check, *, well_formed=True, name="link", state=None):
     ``state`` is a dict, the checker's registers are stored in it (``in_packet``, ``remaining``,
     ``vc``, ``held``), so a k-induction proof can relate them to the unit's own state.
     """
-    moved = transfer(link)
+    moved = link.transfer()
     beat = link.payload
     hdr = beat.word.header
 
@@ -84,7 +84,7 @@ def sink_rules(m, link, check, *, name="link"):
     Returns the register ``promised`` (bit ``v``: in the previous cycle ``ready2[v]`` was high and a
     ``v`` beat moved, so ``ready[v]`` must be high now).
     """
-    moved = transfer(link)
+    moved = link.transfer()
     vc = link.payload.vc.as_value()
     promised = Signal(NUM_VCS, name=f"{name}_promised")
     m.d.sync += promised.eq(Mux(moved, link.ready2 & (Const(1, NUM_VCS) << vc)[:NUM_VCS], 0))

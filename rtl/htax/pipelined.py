@@ -40,7 +40,8 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory
 from amaranth.lib.data import Struct
 
-from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, transfer
+from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat
+from rtl.common.params import check_int
 
 from .rr import (
     one_hot_index,
@@ -50,7 +51,7 @@ from .rr import (
     round_robin,
     round_robin_select,
 )
-from .switch import Htax, _check_int
+from .switch import Htax
 
 __all__ = ["HtaxPipelined"]
 
@@ -96,7 +97,7 @@ class HtaxPipelined(Htax):
     """
 
     def __init__(self, *, ports, slots_per_vc=1, shared_slots=12, counter_bits=16, out_depth=16):
-        _check_int("out_depth", out_depth, _RESERVE, 64)
+        check_int("out_depth", out_depth, _RESERVE, 64)
         self._depth = out_depth
         super().__init__(ports=ports, slots_per_vc=slots_per_vc, shared_slots=shared_slots,
                          counter_bits=counter_bits)
@@ -504,7 +505,7 @@ class HtaxPipelined(Htax):
         vptr = Signal(2, name=f"{p}link_vc_ptr")
         m.d.comb += [port.valid.eq(o_valid), port.payload.eq(o_beat)]
         moved = Signal(name=f"{p}move")
-        m.d.comb += moved.eq(transfer(port))
+        m.d.comb += moved.eq(port.transfer())
         o_free = Signal(name=f"{p}free")
         m.d.comb += o_free.eq(~o_valid | moved)
         nonempty = Signal(NUM_VCS, name=f"{p}nonempty")

@@ -54,9 +54,9 @@ from rtl.common.htax import (
     HtaxStatus,
     HtaxVC,
     malformed,
-    transfer,
 )
 from rtl.common.htax_rules import data_beats
+from rtl.common.params import check_int
 
 from .rr import lowest, one_hot_index, past, round_robin
 
@@ -117,13 +117,6 @@ def up_down(m, counter, up, down, *, lut=False):
 _NO_RW_CHECK = {"no_rw_check": 1}
 
 
-def _check_int(name, value, lo, hi):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
-
-
 class Htax(wiring.Component):
     """The HTAX crossbar.
 
@@ -143,9 +136,9 @@ class Htax(wiring.Component):
 
     Members
     -------
-    port0 .. port{ports-1} : In(HtaxPortSignature)
-        The switch side of each HTAX port: ``portN.tx`` carries beats from unit N into the switch,
-        ``portN.rx`` carries beats from the switch to unit N.
+    ports : In(HtaxPortSignature()).array(ports)
+        The switch side of each HTAX port: ``ports[N].tx`` carries beats from unit N into the switch,
+        ``ports[N].rx`` carries beats from the switch to unit N (Verilog: ``ports__N__tx__valid`` ...).
     dropped_no_target : Out(counter_bits)
         Well-formed packets dropped because ``dst >= ports`` (saturating, never reset but by ``rst``).
     dropped_malformed : Out(counter_bits)
@@ -158,22 +151,18 @@ class Htax(wiring.Component):
     """
 
     def __init__(self, *, ports, slots_per_vc=1, shared_slots=12, counter_bits=16):
-        _check_int("ports", ports, 2, 16)
-        _check_int("slots_per_vc", slots_per_vc, 1, 8)
-        _check_int("shared_slots", shared_slots, 0, 32)
-        _check_int("counter_bits", counter_bits, 1, 32)
+        check_int("ports", ports, 2, 16)
+        check_int("slots_per_vc", slots_per_vc, 1, 8)
+        check_int("shared_slots", shared_slots, 0, 32)
+        check_int("counter_bits", counter_bits, 1, 32)
         self._n = ports
         self._s = slots_per_vc
         self._sh = shared_slots
         self._counter_bits = counter_bits
-        members = {f"port{i}": In(HtaxPortSignature()) for i in range(ports)}
+        members = {"ports": In(HtaxPortSignature()).array(ports)}
         members["dropped_no_target"] = Out(counter_bits)
         members["dropped_malformed"] = Out(counter_bits)
         super().__init__(members)
-
-    @property
-    def ports(self):
-        return self._n
 
     @property
     def slots_per_vc(self):
@@ -185,7 +174,7 @@ class Htax(wiring.Component):
 
     def port(self, i):
         """The switch side of HTAX port ``i``."""
-        return getattr(self, f"port{i}")
+        return self.ports[i]
 
     def elaborate(self, platform):
         m = Module()
@@ -292,7 +281,7 @@ class Htax(wiring.Component):
                          & (Array(x.rd_dst for x in inputs)[sel] == o)),
                 port.valid.eq(valid),
                 port.payload.eq(Array(x.rd_beat.as_value() for x in inputs)[sel]),
-                out_move[o].eq(transfer(port)),
+                out_move[o].eq(port.transfer()),
             ]
             last_move = Signal(name=f"o{o}_last_move")
             m.d.comb += last_move.eq(out_move[o] & port.payload.last)
@@ -497,7 +486,7 @@ class Htax(wiring.Component):
         m.d.comb += link.ready.eq(ready)       # ready2 stays 0: the inputs make no promise
 
         moved = Signal(name=f"{p}moved")
-        m.d.comb += moved.eq(transfer(link))
+        m.d.comb += moved.eq(link.transfer())
         hmove = Signal(name=f"{p}hmove")
         m.d.comb += hmove.eq(moved & ~in_pkt)
         if input_register and not (header_memory and registered_ready):

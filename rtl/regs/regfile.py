@@ -68,9 +68,8 @@ from rtl.common.htax import (
     HtaxStatus,
     HtaxVC,
     malformed,
-    transfer,
 )
-from rtl.common.params import rejecting
+from rtl.common.params import check_port, check_pow2
 
 from .spec import REG_BITS, Block, Reg
 
@@ -198,14 +197,12 @@ class RegisterFile(wiring.Component):
     def __init__(self, regmap, *, window_base, window_size=1 << 24, htax_port, host_port):
         if not isinstance(regmap, Block):
             raise TypeError(f"regmap must be a Block, not {regmap!r}")
-        if window_size < 64 or window_size & (window_size - 1):
-            raise ValueError(f"window_size must be a power of two of at least 64, not {window_size}")
+        check_pow2("window_size", window_size, 64)
         if window_base % window_size or not 0 <= window_base < 1 << ADDR_BITS:
             raise ValueError(f"window_base must be a multiple of window_size ({window_size:#x}) inside "
                              f"the {ADDR_BITS}-bit address space, not {window_base:#x}")
-        for name, port in (("htax_port", htax_port), ("host_port", host_port)):
-            if not isinstance(port, int) or not 0 <= port < 1 << PORT_BITS:
-                raise ValueError(f"{name} must be in 0..{(1 << PORT_BITS) - 1}, not {port!r}")
+        check_port("htax_port", htax_port)
+        check_port("host_port", host_port)
         if htax_port == host_port:
             raise ValueError(f"htax_port and host_port must differ, both are {htax_port}")
         self.regmap = regmap
@@ -219,9 +216,8 @@ class RegisterFile(wiring.Component):
             "hw": Out(wiring.Signature(members)),
         })
         self._flops, self._arrays = [], []
-        with rejecting(self):
-            self._collect(regmap, 0, self.hw, regmap.name)
-            self._check_layout()
+        self._collect(regmap, 0, self.hw, regmap.name)
+        self._check_layout()
 
     # -- description walking ------------------------------------------------------------------
     def _collect(self, block, base, port, path):
@@ -289,7 +285,7 @@ class RegisterFile(wiring.Component):
         beat = rx.payload
         hdr = beat.word.header
         mem = hdr.body.mem
-        moved = transfer(rx)
+        moved = rx.transfer()
 
         ev_dropped_rx = Signal()     # a packet or beat dropped at the receiver
         ev_dropped = Signal(2)       # ... and/or a READ answered MALFORMED
@@ -389,7 +385,7 @@ class RegisterFile(wiring.Component):
         a_hit = Signal(len(self._arrays))
         out_valid = Signal()
         out_beat = Signal(HtaxBeat)
-        tx_moved = transfer(tx)
+        tx_moved = tx.transfer()
         # the output register has a skid register behind it: a source loads while the skid register is
         # empty (a flop), so no load decision, and no fetch behind it, waits for tx.ready
         skid_valid = Signal()

@@ -45,9 +45,8 @@ from rtl.common.htax import (
     HtaxStatus,
     HtaxVC,
     malformed,
-    transfer,
 )
-from rtl.common.params import rejecting
+from rtl.common.params import check_int, check_port, check_pow2
 
 __all__ = ["HtaxScratch"]
 
@@ -94,8 +93,7 @@ class HtaxScratch(wiring.Component):
     """
 
     def __init__(self, *, words=512, max_outstanding=16, port=1, host_port=0):
-        with rejecting(self):
-            self._check(words, max_outstanding, port, host_port)
+        self._check(words, max_outstanding, port, host_port)
         self.words = words
         self.max_outstanding = max_outstanding
         self.port = port
@@ -112,13 +110,10 @@ class HtaxScratch(wiring.Component):
 
     @staticmethod
     def _check(words, max_outstanding, port, host_port):
-        if not isinstance(words, int) or words < 8 or words > 4096 or words & (words - 1):
-            raise ValueError(f"words must be a power of two between 8 and 4096, not {words!r}")
-        if not isinstance(max_outstanding, int) or not 1 <= max_outstanding <= 32:
-            raise ValueError(f"max_outstanding must be between 1 and 32, not {max_outstanding!r}")
-        for name, value in (("port", port), ("host_port", host_port)):
-            if not isinstance(value, int) or not 0 <= value < 16:
-                raise ValueError(f"{name} must be an HTAX port number 0..15, not {value!r}")
+        check_pow2("words", words, 8, 4096)
+        check_int("max_outstanding", max_outstanding, 1, 32)
+        check_port("port", port)
+        check_port("host_port", host_port)
         if port == host_port:
             raise ValueError(f"port and host_port must differ, both are {port}")
 
@@ -172,7 +167,7 @@ class HtaxScratch(wiring.Component):
         hdr = Signal(HtaxHeader)
         beat_idx = Signal(4)
         drop = Signal()
-        moved = transfer(rx)
+        moved = rx.transfer()
         beat = rx.payload
 
         # the request the response engine will answer
@@ -298,7 +293,7 @@ class HtaxScratch(wiring.Component):
         out_ram_addr = Signal(wbits)
         out_vc = Signal(HtaxVC)
         out_reg_data = Signal(64)       # the data beat of a register response or an interrupt
-        tx_moved = transfer(tx)
+        tx_moved = tx.transfer()
 
         m.d.comb += [
             tx.valid.eq(out_valid),

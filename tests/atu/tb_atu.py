@@ -11,127 +11,127 @@ import random
 from collections import deque
 
 import cocotb
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import RisingEdge
 
 from rtl.atu.layout import GATE_INDEX_BITS
 from rtl.common.ats import AtsCause, AtsCmd
-from rtl.common.htax import HtaxCmd, HtaxVC
+from rtl.common.htax import HtaxCmd
 from rtl.config import load
 from sim.atu_model import AtuModel, decode_ats, flush_response, gate_word, translation_request
 from sim.host import HostModel
-from sim.htax_packet import HtaxPacket, beat_field
+from sim.htax_bus import HtaxSink, HtaxSource
+from sim.htax_packet import HtaxPacket
+from sim.regs_model import RegModel
 from sim.runner import tb_params, tb_seed
 
 CFG = load()
 A = CFG["atu"]
-BASE = CFG["system"]["device_base"]
-ATU_REGS = BASE + 0x1_0000
-FLUSH, TLB_CNT, FLUSH_CNT, ERR_CNT, GAT_BASE = (ATU_REGS, ATU_REGS + 8, ATU_REGS + 0x10, ATU_REGS + 0x18,
-                                                 ATU_REGS + 0x1000)
+REGS = RegModel.from_config(CFG)
+FLUSH, TLB_CNT, FLUSH_CNT, ERR_CNT = (REGS.addr(f"atu.{r}") for r in ("flush", "tlb_counters", "flush_counters",
+                                                                        "errors"))
 REGS_PORT = CFG["regs"]["htax_port"]
 ATU_PORT = A["htax_port"]
 VPIDS = CFG["system"]["vpids"]
 HUGE = 2 << 20
 
 
-class FuModel:
-    """A functional unit on HTAX port ``port``: ATS requests out, responses and flush requests in."""
+def gat_base_addr(index):
+    """Host address of the ``atu.gat_base[index]`` register."""
+    return REGS.addr(f"atu.gat_base[{index}]")
 
-    def __init__(self, dut, port, clk, *, flush_delay=0, gap_p=0.0, rng=None, window=None):
+
+class FuModel:
+    """A functional unit on HTAX port ``port``: ATS requests out, responses and flush requests in.
+
+    It sends through an :class:`~sim.htax_bus.HtaxSource` on the switch side of its port
+    (``fu<port>__rx``), pulling one packet at a time (flush responses before requests, at most
+    ``window`` translation requests outstanding), and receives through an
+    :class:`~sim.htax_bus.HtaxSink` (``fu<port>__tx``).
+    """
+
+    def __init__(self, dut, port, clk, *, period_ns, flush_delay=0, gap_p=0.0, rng=None, window=None):
         self.port = port
         self.window = window            # at most this many translation requests outstanding (None: no limit)
         self.clk = clk
-        self.out_valid = getattr(dut, f"fu{port}__rx__valid")
-        self.out_payload = getattr(dut, f"fu{port}__rx__payload")
-        self.out_ready = getattr(dut, f"fu{port}__rx__ready")
-        self.in_valid = getattr(dut, f"fu{port}__tx__valid")
-        self.in_payload = getattr(dut, f"fu{port}__tx__payload")
-        self.in_ready = getattr(dut, f"fu{port}__tx__ready")
-        self.in_ready2 = getattr(dut, f"fu{port}__tx__ready2")
         self.flush_delay = flush_delay
-        self.gap_p = gap_p
         self.rng = rng or random.Random(port)
         self.queue = deque()            # (kind, ats word, request info)
         self.pending = deque()          # requests sent, waiting for their response: (info, cycle sent)
         self.results = []               # (info, Translation, cycle sent, cycle answered)
         self.flushes = []               # (cycle, fields) of flush requests received
-        self.errors = []
-        self.cycle = 0
-        cocotb.start_soon(self._count())
-        cocotb.start_soon(self._send())
-        cocotb.start_soon(self._receive())
+        self._errors = []
+        self._in_flight = 0             # requests handed to the source whose header has not moved
+        rst = getattr(dut, "rst", None)
+        self.source = HtaxSource(dut, f"fu{port}__rx", clk, rst, period_ns=period_ns, pause=gap_p or None,
+                                 rng=self.rng, fetch=self._next, on_header=self._sent, name=f"FU {port} tx")
+        self.sink = HtaxSink(dut, f"fu{port}__tx", clk, rst, period_ns=period_ns, callback=self._received,
+                             name=f"FU {port} rx")
+        self.source.start()
+        self.sink.start()
 
-    async def _count(self):
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
+    @property
+    def errors(self):
+        return self._errors + self.sink.errors
 
     def request(self, vpid, nla_page, write, info=None):
         self.queue.append(("req", translation_request(vpid=vpid, nla_page=nla_page, write=write),
                            info if info is not None else (vpid, nla_page, write)))
+        self.source.kick()
+
+    def send_raw(self, word):
+        """Queue an ATS message that is not a translation request (bad-input tests)."""
+        self.queue.append(("junk", word, None))
+        self.source.kick()
 
     def idle(self):
-        return not self.queue and not self.pending
+        return not self.queue and not self.pending and not self._in_flight
 
-    async def _send(self):
-        await RisingEdge(self.clk)          # may be created in a read-only phase: drive after an edge
-        self.out_valid.value = 0
-        self.in_ready.value = 0xF
-        self.in_ready2.value = 0xF          # always ready, so it can promise room for two beats (ready2)
-        while True:
-            if not self.queue:
-                await RisingEdge(self.clk)
-                continue
-            if (self.window is not None and self.queue[0][0] == "req" and len(self.pending) >= self.window
-                    or self.gap_p and self.rng.random() < self.gap_p):
-                self.out_valid.value = 0
-                await RisingEdge(self.clk)
-                continue
-            kind, word, info = self.queue.popleft()
-            pkt = HtaxPacket(HtaxCmd.ATS, src=self.port, dst=ATU_PORT, tag=len(self.pending) % 32, ats=word)
-            self.out_valid.value = 1
-            self.out_payload.value = pkt.beats()[0]
-            while True:
-                await ReadOnly()
-                moved = (int(self.out_ready.value) >> HtaxVC.ATS.value) & 1
-                await RisingEdge(self.clk)
-                if moved:
-                    break
-            if kind == "req":
-                self.pending.append((info, self.cycle))
-            if not self.queue:
-                self.out_valid.value = 0
+    def _next(self):
+        if not self.queue:
+            return None
+        if (self.window is not None and self.queue[0][0] == "req"
+                and len(self.pending) + self._in_flight >= self.window):
+            return None
+        kind, word, info = self.queue.popleft()
+        if kind == "req":
+            self._in_flight += 1
+        pkt = HtaxPacket(HtaxCmd.ATS, src=self.port, dst=ATU_PORT, tag=len(self.pending) % 32, ats=word)
+        return pkt, (kind, info)
 
-    async def _receive(self):
-        while True:
-            await RisingEdge(self.clk)
-            await ReadOnly()
-            if not int(self.in_valid.value):
-                continue
-            beat = int(self.in_payload.value)
-            pkt = HtaxPacket.from_header_beat(beat)
-            if pkt.cmd != HtaxCmd.ATS or not beat_field(beat, "last"):
-                self.errors.append(f"FU {self.port}: unexpected packet {pkt}")
-                continue
-            if pkt.src != ATU_PORT:
-                self.errors.append(f"FU {self.port}: ATS from port {pkt.src}")
-            cmd, f = decode_ats(pkt.ats)
-            if cmd == AtsCmd.TRANSLATION_RESPONSE:
-                if not self.pending:
-                    self.errors.append(f"FU {self.port}: response without a request")
-                    continue
-                info, sent = self.pending.popleft()
-                self.results.append((info, f, sent, self.cycle))
-            elif cmd == AtsCmd.FLUSH_REQUEST:
-                self.flushes.append((self.cycle, f))
-                cocotb.start_soon(self._answer_flush(pkt.ats))
-            else:
-                self.errors.append(f"FU {self.port}: unexpected ATS {cmd!r}")
+    def _sent(self, tag, cycle):
+        kind, info = tag
+        if kind == "req":
+            self._in_flight -= 1
+            self.pending.append((info, cycle))
+
+    def _received(self, record):
+        pkt, cycle = record.packet, record.header_cycle
+        if pkt is None:
+            return
+        if pkt.cmd != HtaxCmd.ATS or len(record.beats) != 1:
+            self._errors.append(f"FU {self.port}: unexpected packet {pkt}")
+            return
+        if pkt.src != ATU_PORT:
+            self._errors.append(f"FU {self.port}: ATS from port {pkt.src}")
+        cmd, f = decode_ats(pkt.ats)
+        if cmd == AtsCmd.TRANSLATION_RESPONSE:
+            if not self.pending:
+                self._errors.append(f"FU {self.port}: response without a request")
+                return
+            info, sent = self.pending.popleft()
+            self.results.append((info, f, sent, cycle))
+            self.source.kick()          # the window may have opened
+        elif cmd == AtsCmd.FLUSH_REQUEST:
+            self.flushes.append((cycle, f))
+            cocotb.start_soon(self._answer_flush(pkt.ats))
+        else:
+            self._errors.append(f"FU {self.port}: unexpected ATS {cmd!r}")
 
     async def _answer_flush(self, word):
         for _ in range(self.flush_delay):
             await RisingEdge(self.clk)
         self.queue.appendleft(("flush", flush_response(word), None))
+        self.source.kick()
 
 
 async def setup(dut, **kw):
@@ -144,8 +144,6 @@ async def setup(dut, **kw):
     opts.update(kw)
     host = HostModel(dut, **opts)
     host.start_clock()
-    for p_ in A["fu_ports"]:
-        getattr(dut, f"fu{p_}__rx__valid").value = 0
     await host.reset()
     await host.start()
     rng = random.Random(seed)
@@ -159,8 +157,8 @@ def _read64(host, addr):
 
 
 async def set_gat(host, model, index, base):
-    await host.write64(GAT_BASE + 8 * index, base)
-    assert await host.read64(GAT_BASE + 8 * index) == base     # the posted write has landed
+    await host.write64(gat_base_addr(index), base)
+    assert await host.read64(gat_base_addr(index)) == base     # the posted write has landed
     model.gat_base[index] = base
 
 
@@ -169,8 +167,9 @@ def fus(dut, host, rng, delays=None):
     requests outstanding per FU (default: no limit, the FUs fill the ATU's request FIFO)."""
     delays = delays or {}
     window = tb_params().get("window")
-    return [FuModel(dut, p, host.clk, flush_delay=delays.get(p, 0), gap_p=tb_params().get("gap_p", 0.0),
-                    rng=random.Random(rng.getrandbits(32)), window=window) for p in A["fu_ports"]]
+    return [FuModel(dut, p, host.clk, period_ns=host.period_ns, flush_delay=delays.get(p, 0),
+                    gap_p=tb_params().get("gap_p", 0.0), rng=random.Random(rng.getrandbits(32)), window=window)
+            for p in A["fu_ports"]]
 
 
 async def drain(host, units, limit=200000):
@@ -324,7 +323,7 @@ async def bad_input(dut):
     # response): consumed and dropped; the next request is answered normally
     for word in (AtsCmd.TRANSLATION_RESPONSE.value | 0xABC0, AtsCmd.FLUSH_REQUEST.value | 0x5550,
                  AtsCmd.FLUSH_RESPONSE.value | 0x7770):
-        u.queue.append(("junk", word, None))
+        u.send_raw(word)
     u.request(2, 3, 1)
     cases.append((2, 3, 1, AtsCause.NONE))
     await drain(host, units)
@@ -376,18 +375,17 @@ async def flush_storm(dut):
                     u.request(1, rng.choice(pages), 0)
             await host.cycles(2)
     task = cocotb.start_soon(stream())
-    t0 = units[0].cycle - host.now()                 # FU cycle counter minus host cycle number
     for _ in range(flushes):
         await host.cycles(rng.randrange(5, 60))
         pg = rng.choice(pages)
         new = 0 if rng.random() < 0.4 else gate_word(ppn=rng.getrandbits(40), vpid=1)
         host.memory.write64(base + 8 * pg, 0)        # deregistration zeroes the GATE first (ch. 5.3)
-        written = host.now() + t0
-        done = await flush(host, pg, vpid=1) + t0
+        written = host.now()                         # the FU models count the host's cycles
+        done = await flush(host, pg, vpid=1)
         history[pg].append((written, done, 0))
         if new:     # registration needs no flush: the TLB never holds an invalid GATE
             host.memory.write64(base + 8 * pg, new)
-            history[pg].append((host.now() + t0, host.now() + t0, new))
+            history[pg].append((host.now(), host.now(), new))
     stop = True
     await drain(host, units)
     task.cancel()

@@ -1,11 +1,11 @@
 """cocotb harness for the HTAX crossbar: per-port sources and sinks, a scoreboard, link-rule checks.
 
-One coroutine does all the work, woken once per cycle at the falling clock edge: the switch's
-``tx.ready`` and ``rx.valid``/``rx.payload`` depend only on registers, so at the falling edge they hold
-their values for the coming rising edge.  The harness reads them, drives the inputs (source ``valid``/
-``payload``, sink ``ready``) and knows which beats move at the next rising edge without waiting for it.
+Every port has an :class:`~sim.htax_bus.HtaxSource` on its input link and an
+:class:`~sim.htax_bus.HtaxSink` on its output link, which check the link rules.  They sample and drive
+at the falling clock edge (``Timing.FALLING``): the switch's ``tx.ready`` and ``rx.valid``/``rx.payload``
+depend only on registers, so at the falling edge they hold their values for the coming rising edge.
 
-Sources keep one FIFO per virtual channel and may "wait for ready" (raise ``valid`` only when the VC is
+Sources keep one FIFO per virtual channel and "wait for ready" (raise ``valid`` only when the VC is
 ready, allowed by the link rules) or commit blindly to a VC and hold ``valid`` until the beat moves.
 The scoreboard expects, per (source port, destination port, VC), the packets in the order they entered
 the switch, with every beat (header, data, ``vc``/``first``/``last``) exactly as sent.
@@ -17,7 +17,8 @@ from collections import deque
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from rtl.common.htax import NUM_VCS, HtaxBeat, HtaxCmd, HtaxStatus
+from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxStatus
+from sim.htax_bus import HtaxSink, HtaxSource, Order, Timing
 from sim.htax_packet import HtaxPacket
 from sim.layout import fields
 
@@ -72,56 +73,81 @@ def random_packet(rng, src, dst, *, cmd=None, length=None):
 
 
 class Harness:
-    """Drives all ports of a ``ports``-port HTAX instance ``dut``."""
+    """Drives all ports of a ``ports``-port HTAX instance ``dut`` through one :class:`HtaxSource` and one
+    :class:`HtaxSink` per port (:mod:`sim.htax_bus`, sampling at the falling edge: the switch's
+    ``ready`` and outputs come from registers), with a scoreboard.
 
-    def __init__(self, dut, ports, rng, *, gap=0.0, blind=0.0, sink_ready=None, sink_ready2=None):
+    Sources keep one queue per VC and take the next packet from a ready VC at random (``gap``: an
+    idle cycle before a beat with this probability; ``blind``: commit to a VC that is not ready).
+    ``sink_ready(o, cycle)`` gives output ``o``'s ready mask per cycle (default: always ready),
+    ``sink_ready2(o, cycle, ready)`` its ``ready2`` promise (default: none); the sinks keep their
+    promises.  Both may be replaced before :meth:`start`.
+    """
+
+    def __init__(self, dut, ports, rng, *, gap=0.0, blind=0.0, sink_ready=None, sink_ready2=None,
+                 period_ns=10):
         self.dut = dut
         self.n = ports
         self.rng = rng
-        self.gap = gap                  # probability that a source idles this cycle
-        self.blind = blind              # probability that a source commits to a VC that is not ready
-        # sink_ready(o, cycle) -> 4-bit mask; default: always ready
+        self.period_ns = period_ns
         self.sink_ready = sink_ready or (lambda o, c: 0xF)
-        # sink_ready2(o, cycle, ready) -> 4-bit mask (bits outside ready are ignored); default: no promise.
-        # The harness keeps the promise: after a cycle with ready2[v] in which a v beat moved, ready[v].
         self.sink_ready2 = sink_ready2 or (lambda o, c, r: 0)
-        self.promised = [0] * ports
-        p = [lambda i, name: getattr(dut, f"port{i}__{name}")][0]
-        self.tx_valid = [p(i, "tx__valid") for i in range(ports)]
-        self.tx_payload = [p(i, "tx__payload") for i in range(ports)]
-        self.tx_ready = [p(i, "tx__ready") for i in range(ports)]
-        self.rx_valid = [p(i, "rx__valid") for i in range(ports)]
-        self.rx_payload = [p(i, "rx__payload") for i in range(ports)]
-        self.rx_ready = [p(i, "rx__ready") for i in range(ports)]
-        self.rx_ready2 = [p(i, "rx__ready2") for i in range(ports)]
-        self.queues = [[deque() for _ in range(NUM_VCS)] for _ in range(ports)]   # (beats, tag)
-        self.cur = [None] * ports       # [beats, index, vc, tag]
-        self.valid = [0] * ports
-        self.rx_partial = [[] for _ in range(ports)]
-        self.rx_prev = [None] * ports   # payload offered and not taken last cycle
-        self.cycle = 0
+        rst = dut.rst
+        self.sources = [HtaxSource(dut, f"ports__{i}__tx", dut.clk, rst, period_ns=period_ns, order=Order.VC,
+                                   pause=gap or None, blind=blind, rng=rng, timing=Timing.FALLING,
+                                   on_header=self._header_in, name=f"input {i}")
+                        for i in range(ports)]
+        self.sinks = [HtaxSink(dut, f"ports__{o}__rx", dut.clk, rst, period_ns=period_ns,
+                               ready=lambda c, o=o: self.sink_ready(o, c),
+                               ready2=lambda c, r, o=o: self.sink_ready2(o, c, r), rng=rng,
+                               timing=Timing.FALLING, callback=lambda rec, o=o: self._rx_packet(o, rec),
+                               name=f"output {o}")
+                      for o in range(ports)]
         self.expected = {}              # (src, dst, vc) -> deque of (beats, tag)
         self.hdr_in = {}                # tag -> cycle the header entered
         self.delivered = [[] for _ in range(ports)]   # per output: (hdr cycle, beats, tag, last cycle)
-        self.errors = []
-        self.in_beats = [0] * ports
-        self.out_beats = [0] * ports
-        self.idle_cycles = 0
+        self._errors = []
         self._tags = 0
+
+    @property
+    def cycle(self):
+        return self.sources[0].now()
+
+    @property
+    def in_beats(self):
+        return [s.beats for s in self.sources]
+
+    @property
+    def out_beats(self):
+        return [s.beats for s in self.sinks]
+
+    @property
+    def errors(self):
+        return self._errors + [e for s in self.sinks for e in s.errors]
+
+    def ready(self, i):
+        """The ``ready`` mask input ``i`` of the switch shows now."""
+        return self.sources[i].bus.ready.value.to_unsigned()
+
+    def output(self, o):
+        """``(valid, payload)`` output ``o`` of the switch shows now."""
+        bus = self.sinks[o].bus
+        return int(bus.valid.value), bus.payload.value.to_unsigned()
 
     async def start(self, clock=True):
         if clock:
-            Clock(self.dut.clk, 10, unit="ns").start()
+            Clock(self.dut.clk, self.period_ns, unit="ns").start()
         self.dut.rst.value = 1
-        for i in range(self.n):
-            self.tx_valid[i].value = 0
-            self.tx_payload[i].value = 0
-            self.rx_ready[i].value = 0
-            self.rx_ready2[i].value = 0
+        for m in self.sources + self.sinks:
+            m.start()
         for _ in range(3):
             await RisingEdge(self.dut.clk)
         self.dut.rst.value = 0
         await FallingEdge(self.dut.clk)
+
+    def stop(self):
+        for m in self.sources + self.sinks:
+            m.stop()
 
     def send(self, src, pkt, *, expect=True, expect_key=None):
         """Queue ``pkt`` (an :class:`HtaxPacket` or a list of beats) at input ``src``.
@@ -132,7 +158,7 @@ class Harness:
         tag = self._tags
         self._tags += 1
         vc = beat_vc(beats[0])
-        self.queues[src][vc].append((beats, tag))
+        self.sources[src].send(beats, vc=vc, tag=tag)
         if expect:
             key = expect_key or (src, hdr_dst(beats[0]), vc)
             self.expected.setdefault(key, deque()).append((beats, tag))
@@ -149,113 +175,31 @@ class Harness:
     def pending(self):
         return sum(len(q) for q in self.expected.values())
 
-    def queued(self):
-        return sum(len(q) for qs in self.queues for q in qs) + sum(c is not None for c in self.cur)
+    def queued(self, src=None, vc=None):
+        """Packets not yet completely sent (at input ``src``; of ``vc``: waiting, not started)."""
+        if src is not None:
+            return self.sources[src].queued(vc)
+        return sum(s.pending() for s in self.sources)
 
-    def step(self):
-        """Called at the falling edge of every cycle: sample, drive, account for the coming edge."""
-        rng = self.rng
-        c = self.cycle
-        # ---- sources --------------------------------------------------------------------------
-        for i in range(self.n):
-            cur = self.cur[i]           # [beats, index, vc, tag, holding]
-            ready = None
-            if cur is None:
-                nonempty = [v for v in range(NUM_VCS) if self.queues[i][v]]
-                if nonempty and not (self.gap and rng.random() < self.gap):
-                    ready = self.tx_ready[i].value.to_unsigned()
-                    ok = [v for v in nonempty if (ready >> v) & 1]
-                    if not ok and self.blind and rng.random() < self.blind:
-                        ok = nonempty   # commit to a VC that is not ready and hold valid
-                    if ok:
-                        v = rng.choice(ok)
-                        beats, tag = self.queues[i][v].popleft()
-                        self.cur[i] = cur = [beats, 0, v, tag, False]
-            want = cur is not None and (cur[4] or cur[1] == 0 or not (self.gap and rng.random() < self.gap))
-            if not want:
-                if self.valid[i]:
-                    self.tx_valid[i].value = 0
-                    self.valid[i] = 0
-                continue
-            beats, idx, v = cur[0], cur[1], cur[2]
-            if not cur[4]:
-                self.tx_payload[i].value = beats[idx]
-                if not self.valid[i]:
-                    self.tx_valid[i].value = 1
-                    self.valid[i] = 1
-            if ready is None:
-                ready = self.tx_ready[i].value.to_unsigned()
-            if (ready >> v) & 1:        # the beat moves at the coming edge
-                self.in_beats[i] += 1
-                if idx == 0:
-                    self.hdr_in[cur[3]] = c
-                cur[1] = idx + 1
-                cur[4] = False
-                if cur[1] == len(beats):
-                    self.cur[i] = None
-            else:
-                cur[4] = True           # valid is up: hold it and the payload until the beat moves
-        # ---- sinks -------------------------------------------------------------------------------
-        for o in range(self.n):
-            mask = self.sink_ready(o, c) | self.promised[o]
-            mask2 = self.sink_ready2(o, c, mask) & mask
-            self.rx_ready[o].value = mask
-            self.rx_ready2[o].value = mask2
-            self.promised[o] = 0
-            valid = self.rx_valid[o].value
-            if not int(valid):
-                if self.rx_prev[o] is not None:
-                    self.errors.append(f"cycle {c}: output {o} dropped valid before the beat moved")
-                    self.rx_prev[o] = None
-                continue
-            beat = self.rx_payload[o].value.to_unsigned()
-            if self.rx_prev[o] is not None and self.rx_prev[o] != beat:
-                self.errors.append(f"cycle {c}: output {o} changed payload while valid")
-            if (mask >> beat_vc(beat)) & 1:
-                self.promised[o] = mask2 & (1 << beat_vc(beat))
-                self.rx_prev[o] = None
-                self.out_beats[o] += 1
-                self._rx_beat(o, beat, c)
-            else:
-                self.rx_prev[o] = beat
-        self.cycle += 1
+    def _header_in(self, tag, cycle):
+        self.hdr_in[tag] = cycle
 
-    def _rx_beat(self, o, beat, c):
-        part = self.rx_partial[o]
-        if not part:
-            if not beat_first(beat):
-                self.errors.append(f"cycle {c}: output {o} packet does not start with first")
-            part.append((c, beat))
-        else:
-            if beat_first(beat):
-                self.errors.append(f"cycle {c}: output {o} first inside a packet (interleaved?)")
-            if beat_vc(beat) != beat_vc(part[0][1]):
-                self.errors.append(f"cycle {c}: output {o} VC changes inside a packet")
-            part.append((c, beat))
-        if beat_last(beat):
-            beats = [b for _, b in part]
-            self.rx_partial[o] = []
-            self._rx_packet(o, beats, part[0][0], c)
-
-    def _rx_packet(self, o, beats, hdr_cycle, last_cycle):
-        try:
-            HtaxPacket.from_beats(beats)
-        except Exception as e:  # framing error
-            self.errors.append(f"output {o}: {e}")
+    def _rx_packet(self, o, rec):
+        beats = rec.beats
         hdr = beats[0]
         if hdr_dst(hdr) != o:
-            self.errors.append(f"output {o} got a packet for port {hdr_dst(hdr)}")
+            self._errors.append(f"output {o} got a packet for port {hdr_dst(hdr)}")
         key = (hdr_src(hdr), o, beat_vc(hdr))
         q = self.expected.get(key)
         if not q:
-            self.errors.append(f"output {o}: unexpected packet {key} {HtaxPacket.from_beats(beats)}")
+            self._errors.append(f"output {o}: unexpected packet {key} {rec.packet}")
             return
         exp, tag = q.popleft()
         if exp != beats:
-            self.errors.append(f"output {o}: packet {key} differs from the next expected one "
-                               f"(lost, reordered or corrupted): got {[hex(b) for b in beats]} "
-                               f"expected {[hex(b) for b in exp]}")
-        self.delivered[o].append((hdr_cycle, beats, tag, last_cycle))
+            self._errors.append(f"output {o}: packet {key} differs from the next expected one "
+                                f"(lost, reordered or corrupted): got {[hex(b) for b in beats]} "
+                                f"expected {[hex(b) for b in exp]}")
+        self.delivered[o].append((rec.header_cycle, beats, tag, rec.last_cycle))
 
     async def run(self, cycles=None, *, until=None, limit=200000):
         """Run ``cycles`` cycles, or until ``until()`` is true (at most ``limit`` cycles)."""
@@ -268,7 +212,6 @@ class Harness:
             if n >= limit:
                 raise AssertionError(f"no progress after {limit} cycles: {self.pending()} packets "
                                      f"outstanding, {self.queued()} not sent")
-            self.step()
             n += 1
             await FallingEdge(self.dut.clk)
 
@@ -276,7 +219,8 @@ class Harness:
         return self.queued() == 0 and self.pending() == 0
 
     def check(self):
-        assert not self.errors, "\n".join(self.errors[:20])
+        errors = self.errors
+        assert not errors, "\n".join(errors[:20])
 
 
 def seeded_rng(seed, salt=0):

@@ -57,7 +57,7 @@ async def measure(dut):
 
     def top_up(h, dst_of):
         for src in range(n):
-            while len(h.queues[src][0]) < 3:
+            while h.queued(src, 0) < 3:
                 h.send(src, random_packet(rng, src, dst_of(src), cmd=HtaxCmd.WRITE, length=8))
 
     for promise, key in ((True, "throughput_per_port_saturated"),

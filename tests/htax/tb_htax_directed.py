@@ -87,7 +87,7 @@ async def fig_6_7_nonposted_blocked(dut):
     done.update(d[2] for ds in h.delivered for d in ds)
     assert not any(t in done for t in np_to_1), f"seed {seed}: a read passed a target refusing reads"
     # input 0 is full of reads: its non-posted VC is not ready, its posted VC is
-    ready0 = h.tx_ready[0].value.to_unsigned()
+    ready0 = h.ready(0)
     assert not (ready0 >> HtaxVC.NONPOSTED.value) & 1, f"seed {seed}: ready {ready0:04b}"
     assert (ready0 >> HtaxVC.POSTED.value) & 1, f"seed {seed}: ready {ready0:04b}"
     release[0] = True
@@ -255,7 +255,7 @@ async def sink_drains_via_other_vc(dut):
             f"(room for {cap}): "
             f"{_count(h, sink, v)} of {per_src * len(v_srcs)} {v.name} and {_count(h, sink, w)} {w.name} "
             f"packets delivered; output {sink} offers a beat on VC "
-            f"{beat_vc(h.rx_payload[sink].value.to_unsigned())} (valid {h.rx_valid[sink].value})")
+            f"{beat_vc(h.output(sink)[1])} (valid {h.output(sink)[0]})")
         assert _count(h, sink, v) == per_src * len(v_srcs) == _count(h, sink, w)
 
 
@@ -325,7 +325,7 @@ async def responses_never_hold_back_requests(dut):
     count = slots + 3 + p.get("buffered", 0)
     stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(count)]
     await h.run(10 * count)             # every response that fits has moved in (at most 9 beats each)
-    ready0 = h.tx_ready[0].value.to_unsigned()
+    ready0 = h.ready(0)
     assert not (ready0 >> HtaxVC.RESPONSE.value) & 1, f"seed {seed}: response VC ready {ready0:04b}"
     assert (ready0 >> HtaxVC.NONPOSTED.value) & 1, (
         f"seed {seed}: input 0's non-posted VC waits for its responses: ready {ready0:04b}")

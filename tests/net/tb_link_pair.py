@@ -4,7 +4,8 @@ Parameters (``sim.runner.tb_params``): ``packets`` per VC and direction, ``laten
 (rates for :class:`sim.channel.Channel`, applied to both directions), ``src_stall`` / ``dst_stall``
 (probabilities of an idle source cycle / a not-ready sink cycle), ``max_cycles``, ``scenario``
 (``"plain"``, ``"link_error"``, ``"malformed"``), ``expect`` (counters that must be non-zero).
-Every packet must arrive exactly once, in order, intact, on its VC.
+Every packet must arrive exactly once, in order, intact, on its VC.  The streams at the ports are driven
+and checked by the bus models of :mod:`sim.net_stream`.
 """
 
 import collections
@@ -16,58 +17,11 @@ from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from sim.channel import Channel
 from sim.link_model import beats_of, random_packet, shape_stream
+from sim.net_stream import NetStreamSink, NetStreamSource, net_beat
 from sim.runner import tb_params, tb_seed
 
 COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "replay_timeouts",
             "link_errors", "malformed_packets", "protocol_errors")
-KIND_SHIFT, FIRST_SHIFT, LAST_SHIFT = 64, 66, 67
-
-
-class Source:
-    """Drives one tx stream with NetBeat tuples; holds valid/payload until ready (stream rules)."""
-
-    def __init__(self, dut, prefix, beats, rng, stall):
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.payload = getattr(dut, f"{prefix}__payload")
-        self.ready = getattr(dut, f"{prefix}__ready")
-        self.beats, self.i, self.rng, self.stall = beats, 0, rng, stall
-        self.showing = False
-        self.valid.value = 0
-
-    def drive(self):
-        if not self.showing and self.i < len(self.beats) and self.rng.random() >= self.stall:
-            d, k, f, l = self.beats[self.i]
-            self.payload.value = d | k << KIND_SHIFT | f << FIRST_SHIFT | l << LAST_SHIFT
-            self.valid.value = 1
-            self.showing = True
-        elif not self.showing:
-            self.valid.value = 0
-
-    def sample(self):
-        if self.showing and int(self.ready.value):
-            self.i += 1
-            self.showing = False
-
-
-class Sink:
-    def __init__(self, dut, prefix, rng, stall):
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.payload = getattr(dut, f"{prefix}__payload")
-        self.ready = getattr(dut, f"{prefix}__ready")
-        self.rng, self.stall = rng, stall
-        self.beats = []
-        self.rdy = 0
-        self.ready.value = 0
-
-    def drive(self):
-        self.rdy = int(self.rng.random() >= self.stall)
-        self.ready.value = self.rdy
-
-    def sample(self):
-        if self.rdy and int(self.valid.value):
-            v = int(self.payload.value)
-            self.beats.append((v & (1 << 64) - 1, v >> KIND_SHIFT & 3, v >> FIRST_SHIFT & 1,
-                               v >> LAST_SHIFT & 1))
 
 
 def malformed_stream(rng, n):
@@ -105,18 +59,24 @@ async def link_pair(dut):
 
     sent = {}
     sources, sinks = [], {}
+    clk = dut.clk
     for src, dst in (("a", "b"), ("b", "a")):
         for vc in range(2):
+            source = NetStreamSource(dut, f"{src}_tx__{vc}", clk, dut.rst, period_ns=10,
+                                     pause=prm.get("src_stall", 0.2) or None, rng=rng)
             if scenario == "malformed":
                 beats = malformed_stream(rng, n)
                 expected = shape_stream(beats)
+                source.send_raw([net_beat(*b) for b in beats])
             else:
                 expected = [random_packet(rng) for _ in range(n if src == "a" or not prm.get("one_way")
                                                                else 0)]
-                beats = [b for p in expected for b in beats_of(p)]
+                for p in expected:
+                    source.send(p)
             sent[(src, vc)] = expected
-            sources.append(Source(dut, f"{src}_tx__{vc}", beats, rng, prm.get("src_stall", 0.2)))
-            sinks[(src, vc)] = Sink(dut, f"{dst}_rx__{vc}", rng, prm.get("dst_stall", 0.2))
+            sources.append(source)
+            sinks[(src, vc)] = NetStreamSink(dut, f"{dst}_rx__{vc}", clk, dut.rst, period_ns=10,
+                                             ready=1 - prm.get("dst_stall", 0.2), rng=rng)
 
     dut.a_retrain.value = 0
     dut.b_retrain.value = 0
@@ -125,9 +85,10 @@ async def link_pair(dut):
         getattr(dut, f"{side}_max_replays").value = prm.get("max_replays", 4)
         getattr(dut, f"{side}_rx_phit").value = 0
         getattr(dut, f"{side}_rx_ctl").value = 0
-    clk = dut.clk
     Clock(clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
     dut.rst.value = 1
+    for m in sources + list(sinks.values()):
+        m.start()
     for _ in range(3):
         await RisingEdge(clk)
     dut.rst.value = 0
@@ -149,10 +110,6 @@ async def link_pair(dut):
         cycle += 1
         dut.b_rx_phit.value, dut.b_rx_ctl.value = pending_ab
         dut.a_rx_phit.value, dut.a_rx_ctl.value = pending_ba
-        for s in sources:
-            s.drive()
-        for s in sinks.values():
-            s.drive()
         dut.a_retrain.value = 0
         dut.b_retrain.value = 0
         if scenario == "link_error" and link_error_seen and dead_until is None:
@@ -162,10 +119,6 @@ async def link_pair(dut):
             dut.a_retrain.value = 1
             dut.b_retrain.value = 1
         await ReadOnly()
-        for s in sources:
-            s.sample()
-        for s in sinks.values():
-            s.sample()
         pending_ab = chans["ab"].step(int(dut.a_tx_phit.value), int(dut.a_tx_ctl.value))
         pending_ba = chans["ba"].step(int(dut.b_tx_phit.value), int(dut.b_tx_ctl.value))
         if debug:
@@ -182,7 +135,7 @@ async def link_pair(dut):
                     dut._log.info(str(h))
                 raise AssertionError("protocol error")
         ab = chans["ab"]
-        if prm.get("drop_final") and not final_armed and all(x.i == len(x.beats) for x in sources[:2]):
+        if prm.get("drop_final") and not final_armed and all(x.idle() for x in sources[:2]):
             # the last a->b data flit of the run has nothing behind it: only the replay timer helps.
             # Armed as soon as the a-side sources are done (not when both directions are): if b->a
             # finished later, a->b's final flit would already have passed the channel undropped.
@@ -202,7 +155,7 @@ async def link_pair(dut):
         if int(dut.a_link_error.value):
             link_error_seen = True
         if stop_at is None and (cycle % 256 == 0 or cycle >= max_cycles):
-            done = all(sum(1 for b in sinks[k].beats if b[3]) >= len(sent[k]) for k in sinks)
+            done = all(sinks[k].packets >= len(sent[k]) for k in sinks)
             # after the last packet, let anything still in flight (a duplicate, say) arrive too
             if done or cycle >= max_cycles:
                 stop_at = cycle + (1000 if done else 0)
@@ -215,15 +168,12 @@ async def link_pair(dut):
     dut._log.info(f"counters {counters}")
 
     for key, expected in sent.items():
-        got, cur = [], []
-        for b in sinks[key].beats:
-            cur.append(b)
-            if b[3]:
-                got.append(cur)
-                cur = []
+        sink = sinks[key]
+        assert sink.errors == [], sink.errors[:10]
+        got = [r.packet for r in sink.queue]
         for i, (g, e) in enumerate(zip(got, expected, strict=False)):
-            assert g == beats_of(e), f"{key}: packet {i} differs:\n got {g}\n expected {beats_of(e)}"
-        assert not cur, f"{key}: trailing partial packet of {len(cur)} beats after {len(got)} packets"
+            assert g == e, f"{key}: packet {i} differs:\n got {g}\n expected {e}"
+        assert not sink.in_packet, f"{key}: trailing partial packet after {len(got)} packets"
         assert len(got) == len(expected), f"{key}: {len(got)} packets delivered, {len(expected)} sent"
 
     for side in "ab":

@@ -14,7 +14,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from sim.channel import EOF, SOF, Channel
-from sim.link_model import beats_of, random_packet
+from sim.link_model import random_packet
+from sim.net_stream import NetStreamSink, NetStreamSource
 from sim.runner import tb_params, tb_seed
 
 
@@ -31,17 +32,20 @@ async def recovery(dut):
         getattr(dut, f"{side}_retrain").value = 0
         getattr(dut, f"{side}_rx_phit").value = 0
         getattr(dut, f"{side}_rx_ctl").value = 0
-        for v in range(2):
-            getattr(dut, f"{side}_rx__{v}__ready").value = 1
-            getattr(dut, f"{side}_tx__{v}__valid").value = 0
     Clock(dut.clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
     dut.rst.value = 1
+    # one-way traffic a -> b on VC 0; every other stream idle, every receiving stream always ready
+    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, period_ns=10).start()
+    for _ in range(4000):
+        source.send(random_packet(rng, payload_words=8, command_words=0))
+    for side in "ab":
+        NetStreamSource(dut, f"{side}_tx__1", dut.clk, dut.rst, period_ns=10).start()
+        for v in range(2):
+            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, period_ns=10).start()
+    NetStreamSource(dut, "b_tx__0", dut.clk, dut.rst, period_ns=10).start()
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    beats = [b for _ in range(4000) for b in beats_of(random_packet(rng, payload_words=8, command_words=0))]
-    i = 0
-    valid, payload, ready = dut.a_tx__0__valid, dut.a_tx__0__payload, dut.a_tx__0__ready
     events = []
     pending_ab = pending_ba = (0, 0)
     cycle = 0
@@ -70,11 +74,7 @@ async def recovery(dut):
                     target = None
                     arm_at = cycle + rng.randint(1000, 3000)
                 rx_flit_seq = None
-        payload.value = beats[i][0] | beats[i][1] << 64 | beats[i][2] << 66 | beats[i][3] << 67
-        valid.value = 1
         await ReadOnly()
-        if int(ready.value):
-            i += 1
         d, c = int(dut.a_tx_phit.value), int(dut.a_tx_ctl.value)
         if c == SOF and not d & 1:
             in_flit = [d]
