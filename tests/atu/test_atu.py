@@ -63,9 +63,9 @@ def test_atu_cocotb(testcase, params):
     pytest.param("random_translations", {"jitter": 30, "requests": 300}, marks=pytest.mark.long_build),
     ("bad_input", {}),
 ])
-def test_atu_cocotb_pipelined_htax(testcase, params):
-    """The same system with ``[htax] pipelined = true``: the ATU behind HtaxPipelined's 8-cycle hops."""
-    run_cocotb(_system(htax={"pipelined": True}), name="atu_system_htaxp", test_module="tests.atu.tb_atu",
+def test_atu_cocotb_direct_htax(testcase, params):
+    """The same system with ``[htax] pipelined = false``: the ATU behind the 2-cycle Htax."""
+    run_cocotb(_system(htax={"pipelined": False}), name="atu_system_htaxd", test_module="tests.atu.tb_atu",
                testcase=testcase, params=params)
 
 
