@@ -24,7 +24,8 @@ LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 
 
 def measure(cfg, ports, slots, shared, pipelined, seed=None, loads=LOADS):
-    switch = from_config(cfg, ports=ports, slots_per_vc=slots, shared_slots=shared, pipelined=pipelined)
+    switch = from_config(cfg, ports=ports, slots_per_vc=slots, shared_slots=shared,
+                         variant="pipelined" if pipelined else "direct")
     name = f"htax_p{ports}_s{slots}_sh{shared}"
     if pipelined:
         name = f"htaxp_p{ports}_s{slots}_sh{shared}_d{cfg['htax']['out_depth']}"

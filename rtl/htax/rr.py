@@ -9,6 +9,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.params import check_int
+
 __all__ = ["round_robin", "round_robin_mask", "round_robin_select", "pointer_mask", "past_mask", "lowest",
            "one_hot_index", "one_hot_select", "past", "past_one_hot", "RoundRobin"]
 
@@ -139,12 +141,15 @@ class RoundRobin(wiring.Component):
     advance : In(1)
         The grant was used: the pointer moves to one past the granted requester, so it has the
         lowest priority in the next round.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``count`` is not an integer, or below 1.
     """
 
     def __init__(self, *, count):
-        if not isinstance(count, int) or count < 1:
-            raise TypeError(f"count must be a positive integer, not {count!r}")
-        self._count = count
+        self._count = check_int("count", count, 1)
         super().__init__({
             "requests": In(count),
             "grant": Out(count),

@@ -121,29 +121,6 @@ def test_late_inputs_counts_register_inputs_only():
         late_inputs({"fmax": {}}, 5.0, _netlist(cells))
 
 
-def test_late_inputs_by_htax_block():
-    """bench/studies/htax_late_blocks.py: register groups of HtaxPipelined sum into its blocks; a group
-    no block names lands in ``other`` and is listed (not dropped)."""
-    from bench.studies.htax_late_blocks import OTHER, block_of, by_block
-    assert block_of("i#_granted.DI") == "matching (grant, accept, booking)"
-    assert block_of("o#_booked_in_oh.CE") == "matching (grant, accept, booking)"
-    assert block_of("i#_nx_nb.DI") == "head lookup"
-    assert block_of("i#_w_dst.CE") == "read engine, skid and write registers"
-    assert block_of("i#_vc#_o#_has.DI") == "input writer and slot accounting"
-    assert block_of("o#_ow.DI") == "crossbar into the output"
-    assert block_of("o#_vc#_in_ow.LSR") == "output buffers, space and link engine"
-    assert block_of("port#__rx__payload.DI") == "output buffers, space and link engine"
-    assert block_of("zz#.DI") == OTHER
-    late = {"groups": [{"register": "i#_heads.DI", "late": 3, "worst_ns": 5.5, "excess_ns": 1.0},
-                       {"register": "i#_nx_cls.DI", "late": 2, "worst_ns": 6.5, "excess_ns": 2.5},
-                       {"register": "zz#.DI", "late": 1, "worst_ns": 5.25, "excess_ns": 0.25}]}
-    rows, unmatched = by_block(late)
-    assert rows["head lookup"] == (5, 6.5, 3.5)
-    assert rows[OTHER] == (1, 5.25, 0.25)
-    assert rows["crossbar into the output"] == (0, 0.0, 0.0)
-    assert unmatched == ["zz#.DI"]
-
-
 class _Paths(wiring.Component):
     """Register inputs whose LUT levels follow from the cells: ``p``, the parity of 32 register bits
     (one level of LUT4s and wide multiplexers takes at most 16 of them, three levels of LUT4s take

@@ -1,5 +1,5 @@
 """cocotb: directed HTAX tests (latency, fig. 6-7, bad headers, arbitration, the fresh-ready rule, the
-reserved response slot)."""
+reserved response slot, packets whose last comes early or late)."""
 
 import random
 
@@ -8,7 +8,7 @@ import cocotb
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from sim.htax_packet import HtaxPacket
 from sim.runner import tb_params, tb_seed
-from tests.htax.harness import _VC_OFF, Harness, beat_vc, hdr_src, random_packet
+from tests.htax.harness import _LAST_OFF, _SRC_OFF, _VC_OFF, Harness, beat_vc, hdr_src, random_packet
 
 ALL = 0xF
 
@@ -349,3 +349,59 @@ async def responses_never_hold_back_requests(dut):
     release[0] = True
     await h.run(until=h.drained, limit=3000)
     h.check()
+
+
+def _set_last(beat, last):
+    return (beat & ~(1 << _LAST_OFF)) | (int(last) << _LAST_OFF)
+
+
+@cocotb.test()
+async def framing_errors(dut):
+    """A packet whose ``last`` comes early is forwarded as its header announces, the missing data words
+    as zeros, never as what the input's slot memory held (the words of an earlier packet on that port:
+    here another node's, relayed through the same unit, and packets of another input went by in between);
+    a packet whose ``last`` comes late is forwarded as its header announces, its extra beats dropped.
+    The packets behind either arrive intact."""
+    n = tb_params()["ports"]
+    rng, seed = _rng(8)
+    h = Harness(dut, n, rng)
+    await h.start()
+    relay, other, dst = 0, 1, 2 % n
+    secret = [0x5EC0_0000_0000_0000 | k for k in range(8)]
+    # another node's write relayed through port 0 (src 15: where it came from), and traffic of another
+    # input to the same output
+    h.send(relay, HtaxPacket(HtaxCmd.WRITE, src=15, dst=1, tag=1, addr=0x1000, length=8, first_be=0xFF,
+                             last_be=0xFF, data=secret), expect_key=(15, 1, HtaxVC.POSTED.value))
+    for _ in range(3):
+        h.send(other, random_packet(rng, other, dst, cmd=HtaxCmd.WRITE, length=8))
+    await h.run(until=h.drained, limit=500)
+    for words, sent in ((8, 3), (8, 0), (4, 1)):
+        # a write announcing `words` data words of which only `sent` arrive (0: last on the header)
+        pkt = HtaxPacket(HtaxCmd.WRITE, src=relay, dst=dst, tag=2, addr=0x2000, length=words, first_be=0xFF,
+                         last_be=0xFF, data=[0xD0 + k for k in range(words)])
+        full = pkt.beats()
+        short = full[:1 + sent]
+        short = [_set_last(b, k == len(short) - 1) for k, b in enumerate(short)]
+        h.send(relay, short, expect=False)
+        h.expect(full[:1 + sent] + [_set_last(b & ~((1 << 64) - 1), b >> _LAST_OFF & 1) for b in full[1 + sent:]])
+        h.send(relay, random_packet(rng, relay, dst, cmd=HtaxCmd.WRITE))
+    for words, sent in ((2, 4), (0, 2)):
+        # a packet announcing `words` data words followed by `sent` data beats: the extra ones are dropped
+        cmd = HtaxCmd.WRITE if words else HtaxCmd.READ
+        pkt = HtaxPacket(cmd, src=relay, dst=dst, tag=3, addr=0x3000, length=words or 1, first_be=0xFF,
+                         last_be=0xFF, data=[0xE0 + k for k in range(words)])
+        full = pkt.beats()
+        vc = full[0] >> _VC_OFF & 3
+        extra = [(vc << _VC_OFF) | (0xEE00 + k) for k in range(sent - words)]
+        long = [_set_last(b, False) for b in full] + extra
+        long[-1] = _set_last(long[-1], True)
+        h.send(relay, long, expect=False)
+        h.expect(full)
+        h.send(relay, random_packet(rng, relay, dst, cmd=HtaxCmd.WRITE))
+    await h.run(until=h.drained, limit=2000)
+    await h.run(5)
+    h.check()
+    leaked = [hex(b) for ds in h.delivered for d in ds if d[1][0] >> _SRC_OFF & 0xF == relay
+              for b in d[1][1:] if b & ((1 << 64) - 1) in secret]
+    assert not leaked, f"seed {seed}: another packet's words delivered: {leaked}"
+    assert dut.dropped_malformed.value.to_unsigned() == 0 and dut.dropped_no_target.value.to_unsigned() == 0
