@@ -46,6 +46,9 @@ def route_word(chars):
     chars = list(chars)
     if len(chars) > ROUTE_CHARS:
         raise ValueError(f"a route word holds {ROUTE_CHARS} characters, not {len(chars)}")
+    for c in chars:
+        if not 0 <= c < 1 << _CHAR_BITS:
+            raise ValueError(f"a routing character has {_CHAR_BITS} bits, not {c:#x}")
     return sum(c << (_CHAR_BITS * i) for i, c in enumerate(chars))
 
 

@@ -30,7 +30,7 @@ from amaranth.lib import data, enum, stream
 
 __all__ = ["NetBeatKind", "NetUnit", "NetClass", "RouteError", "NetBeat", "NetHeader", "RouteChar", "NetRoute",
            "NetStreamSignature", "net_vc", "MAX_PAYLOAD_WORDS", "MAX_COMMAND_WORDS", "ROUTE_CHARS", "EJECT",
-           "MAX_HOPS", "MAX_PACKET_BEATS", "NUM_NET_VCS"]
+           "MAX_HOPS", "MAX_PACKET_BEATS", "NUM_NET_VCS", "NODE_BITS"]
 
 MAX_PAYLOAD_WORDS = 8   # one cache line per network packet, as on the HTAX
 MAX_COMMAND_WORDS = 3   # the 2-bit command_words field
@@ -38,6 +38,7 @@ ROUTE_CHARS = 4         # routing characters in a route word
 EJECT = 8               # RouteChar.port at or above this names network port ``port - EJECT``
 MAX_HOPS = 63           # the 6-bit hop counters
 NUM_NET_VCS = 4         # 2 message classes x 2 dateline VCs
+NODE_BITS = 18          # node ids: every node of a 64 x 64 x 64 torus
 #: the longest network-side packet: route, header, command and payload words
 MAX_PACKET_BEATS = 2 + MAX_COMMAND_WORDS + MAX_PAYLOAD_WORDS
 
@@ -49,8 +50,8 @@ class NetBeatKind(enum.Enum, shape=2):
     ROUTE = 3       # the route word, first beat of a network-side packet
 
 
-class NetUnit(enum.Enum, shape=4):
-    """The functional unit a packet is for at its destination (0 and 4..15: no unit)."""
+class NetUnit(enum.Enum, shape=3):
+    """The functional unit a packet is for at its destination (0 and 4..7: no unit)."""
     VELO = 1            # VELO completer
     RMA_RESPONDER = 2   # RMA get and lock requests
     RMA_COMPLETER = 3   # RMA put data, get and lock responses, notification puts
@@ -72,6 +73,7 @@ class RouteError(enum.Enum, shape=2):
     NONE = 0
     MISSING_PORT = 1    # a link port or network port this crossbar does not have
     EXHAUSTED = 2       # a link character with no hops left: the route ends before a network port
+    MALFORMED = 3       # the packet does not start with a route beat
 
 
 class NetBeat(data.Struct):
@@ -87,12 +89,12 @@ class NetHeader(data.Struct):
     The FU-side packet is ``1 + command_words + payload_words`` beats long; ``payload_words`` above
     :data:`MAX_PAYLOAD_WORDS` is malformed (the network port drops such a packet, the link clamps it).
     """
-    dst_node: 16            # destination node (the network port looks up its route)
+    dst_node: NODE_BITS     # destination node (the network port looks up its route)
     unit: NetUnit
     command_words: 2        # unit command words after the header (0..3)
     payload_words: 4        # payload beats after the command words (0..MAX_PAYLOAD_WORDS)
-    src_node: 16
-    specific: 22            # the unit's own header fields
+    src_node: NODE_BITS
+    specific: 19            # the unit's own header fields
 
 
 class RouteChar(data.Struct):

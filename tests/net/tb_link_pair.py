@@ -17,7 +17,7 @@ from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from sim.channel import Channel
 from sim.link_model import beats_of, random_packet, shape_stream
-from sim.net_stream import NetStreamSink, NetStreamSource, net_beat
+from sim.net_stream import NetStreamSink, NetStreamSource, Side, net_beat
 from sim.runner import tb_params, tb_seed
 
 COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "replay_timeouts",
@@ -62,7 +62,7 @@ async def link_pair(dut):
     clk = dut.clk
     for src, dst in (("a", "b"), ("b", "a")):
         for vc in range(2):
-            source = NetStreamSource(dut, f"{src}_tx__{vc}", clk, dut.rst, period_ns=10,
+            source = NetStreamSource(dut, f"{src}_tx__{vc}", clk, dut.rst, side=Side.NETWORK, period_ns=10,
                                      pause=prm.get("src_stall", 0.2) or None, rng=rng)
             if scenario == "malformed":
                 beats = malformed_stream(rng, n)
@@ -75,7 +75,7 @@ async def link_pair(dut):
                     source.send(p)
             sent[(src, vc)] = expected
             sources.append(source)
-            sinks[(src, vc)] = NetStreamSink(dut, f"{dst}_rx__{vc}", clk, dut.rst, period_ns=10,
+            sinks[(src, vc)] = NetStreamSink(dut, f"{dst}_rx__{vc}", clk, dut.rst, side=Side.NETWORK, period_ns=10,
                                              ready=1 - prm.get("dst_stall", 0.2), rng=rng)
 
     dut.a_retrain.value = 0

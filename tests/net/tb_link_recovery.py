@@ -15,7 +15,7 @@ from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from sim.channel import EOF, SOF, Channel
 from sim.link_model import random_packet
-from sim.net_stream import NetStreamSink, NetStreamSource
+from sim.net_stream import NetStreamSink, NetStreamSource, Side
 from sim.runner import tb_params, tb_seed
 
 
@@ -35,14 +35,14 @@ async def recovery(dut):
     Clock(dut.clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
     dut.rst.value = 1
     # one-way traffic a -> b on VC 0; every other stream idle, every receiving stream always ready
-    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, period_ns=10).start()
+    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
     for _ in range(4000):
         source.send(random_packet(rng, payload_words=8, command_words=0))
     for side in "ab":
-        NetStreamSource(dut, f"{side}_tx__1", dut.clk, dut.rst, period_ns=10).start()
+        NetStreamSource(dut, f"{side}_tx__1", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
         for v in range(2):
-            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, period_ns=10).start()
-    NetStreamSource(dut, "b_tx__0", dut.clk, dut.rst, period_ns=10).start()
+            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
+    NetStreamSource(dut, "b_tx__0", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
