@@ -6,8 +6,9 @@ The stream is an ``amaranth.lib.stream`` of :class:`~rtl.common.net.NetBeat`: ``
 ``payload_words`` PAYLOAD beats, the two counts taken from the header; on the network side
 (:attr:`Side.NETWORK`: network port, crossbar, link port) a ROUTE beat comes first
 (``docs/network.md``).  Every model is told which side it is on.  The models are built from
-``(dut, prefix, clock, reset)``, ``prefix`` naming the stream's signals (``<prefix>__valid``, ``__payload``, ``__ready``; for the link port's
-virtual channel 1, ``"tx__1"``), and move whole packets:
+``(dut, prefix, clock, reset)``, ``prefix`` naming the stream's signals (``<prefix>__valid``,
+``__payload``, ``__ready``; for the link port's virtual channel 1, ``"tx__1"``), and move whole
+packets:
 
 * :class:`NetStreamSource` sends a packet given as its list of 64-bit words (kinds, ``first`` and
   ``last`` from the header) or as raw :func:`net_beat` integers (for malformed packets), with an
