@@ -75,7 +75,8 @@ def packet_beats(words, side):
     side, the header first on the FU side)."""
     n = len(words)
     kinds = _kinds(words[1] if Side(side) is Side.NETWORK else words[0], side)
-    return [net_beat(w, kinds[i], int(i == 0), int(i == n - 1)) for i, w in enumerate(words)]
+    return [net_beat(w, kinds[i] if i < len(kinds) else PAYLOAD, int(i == 0), int(i == n - 1))
+            for i, w in enumerate(words)]
 
 
 class NetStreamBus:
