@@ -16,7 +16,7 @@ from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import MAX_PACKET_BEATS, NUM_NET_VCS, NetBeat, NetStreamSignature
+from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature
 from rtl.htax.rr import one_hot_index, past_mask, round_robin_mask
 
 from .input import XbarRequestSignature
@@ -58,6 +58,8 @@ class XbarOutput(wiring.Component):
     events : Out(OutputEvents)
     """
 
+    AHEAD = 2
+
     def __init__(self, *, index, ports, vcs=NUM_NET_VCS, depth=16):
         self._index, self._ports, self._vcs, self._depth = index, ports, vcs, depth
         super().__init__({
@@ -77,9 +79,14 @@ class XbarOutput(wiring.Component):
         nxt_act, nxt_src, nxt_vc = Signal(), Signal(range(P)), Signal(2)
         free = [Signal(range(D + 1), init=D, name=f"vc{u}_free") for u in range(V)]
         written = Signal(range(MAX_PACKET_BEATS + 1))      # beats of cur stored so far
+        length = Signal(range(MAX_PACKET_BEATS + 1))       # cur's length, known once its header is stored
 
-        # Grants: round-robin among the inputs requesting this port for an available VC.
-        m.d.comb += self.avail.eq(Cat(~nxt_act & (free[u] >= MAX_PACKET_BEATS) for u in range(V)))
+        # Grants: round-robin among the inputs requesting this port for an available VC, while the port
+        # is idle or its current packet has at most AHEAD beats to go (so a booked input waits at most
+        # that long, and its packet follows the current one without a gap).
+        near = Signal()
+        m.d.comb += near.eq(~cur_act | ((written >= 2) & (length - written <= self.AHEAD)))
+        m.d.comb += self.avail.eq(Cat(~nxt_act & near & (free[u] >= MAX_PACKET_BEATS) for u in range(V)))
         wants = Cat(r.valid & (r.port == self._index) & self.avail.bit_select(r.vc, 1) for r in self.reqs)
         mask = Signal(P, init=(1 << P) - 1)
         grant = round_robin_mask(m, wants, mask, name="grant")
@@ -101,6 +108,10 @@ class XbarOutput(wiring.Component):
             m.d.comb += self.beats[i].ready.eq(self.taking[i])
         with m.If(store):
             m.d.sync += written.eq(written + 1)
+            with m.If(written == 1):
+                hdr = NetHeader(src.payload.data)
+                m.d.sync += length.eq(2 + hdr.command_words + Mux(hdr.payload_words > MAX_PAYLOAD_WORDS,
+                                                                  MAX_PAYLOAD_WORDS, hdr.payload_words))
         with m.If(ending | ~cur_act):
             m.d.sync += [written.eq(0), cur_act.eq(nxt_act | granted), cur_src.eq(Mux(nxt_act, nxt_src, g_src)),
                          cur_vc.eq(Mux(nxt_act, nxt_vc, g_vc)), nxt_act.eq(nxt_act & granted)]
