@@ -122,4 +122,16 @@ class Crossbar(wiring.Component):
                              y.reqs[i].vc.eq(x.req.vc),
                              y.beats[i].valid.eq(x.beat.valid), y.beats[i].payload.eq(x.beat.payload)]
             m.d.comb += x.beat.ready.eq(sum(y.taking[i] for y in outs) != 0)
+        if platform == "formal":
+            self._properties(m, ins, outs)
         return m
+
+    def _properties(self, m, ins, outs):
+        """Between the blocks: an input's beats go to one output only (no loss, no duplication), the
+        output its packet was granted, into the queue of the VC its route step named."""
+        from amaranth.hdl import Assert
+        for i, x in enumerate(ins):
+            m.d.comb += Assert(sum(y.taking[i] for y in outs) <= 1)
+            for o, y in enumerate(outs):
+                with m.If(y.taking[i]):
+                    m.d.comb += Assert(x.dest_port == o)

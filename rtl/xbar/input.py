@@ -79,6 +79,8 @@ class XbarInput(wiring.Component):
         The requested output granted the request (in the cycle of the request).
     beat : Out(stream.Signature(NetBeat))
         The granted packet's beats; ``ready`` is high while the output takes them.
+    dest_port, dest_vc : Out(range(ports)), Out(2)
+        The output port and VC of the granted packet (registers; for the crossbar's formal contract).
     events : Out(InputEvents)
     """
 
@@ -91,6 +93,7 @@ class XbarInput(wiring.Component):
             "req": Out(XbarRequestSignature(ports)),
             "grant": In(1),
             "beat": Out(stream.Signature(NetBeat)),
+            "dest_port": Out(range(ports)), "dest_vc": Out(2),
             "events": Out(InputEvents),
         })
 
@@ -165,6 +168,7 @@ class XbarInput(wiring.Component):
         with m.If(start):
             m.d.sync += [busy.eq(1), dropping.eq(c_drop), cur_vc.eq(chosen), first.eq(1),
                          new_route.eq(Array(s.next.as_value() for s in steps)[chosen]),
+                         self.dest_port.eq(self.req.port), self.dest_vc.eq(self.req.vc),
                          vc_mask.eq(past_mask(grant_vc))]
         m.d.comb += [
             self.events.packet.eq(pick & ~c_drop & self.grant),
@@ -173,13 +177,21 @@ class XbarInput(wiring.Component):
             self.events.malformed.eq(pick & c_drop & (c_err == RouteError.MALFORMED)),
         ]
         if platform == "formal":
-            self._properties(m, busy, dropping, first)
+            self._properties(m, busy, dropping, first, cur_vc, steps)
         return m
 
-    def _properties(self, m, busy, dropping, first):
-        # a beat is offered only for a granted packet that is not being dropped
+    def _properties(self, m, busy, dropping, first, cur_vc, steps):
+        """The input's contract: only a granted packet's beats are offered; its first beat is its
+        route beat, which leaves as the route step of the route beat still at the stream's head, for
+        the output port and VC that step names; a packet keeps its message class."""
         with m.If(self.beat.valid):
             m.d.comb += Assert(busy & ~dropping)
-        # the route beat is substituted only on the packet's first beat
         with m.If(self.beat.valid & first):
-            m.d.comb += Assert(self.beat.payload.first)
+            head = Array(s.payload for s in self.i)[cur_vc]
+            step = Array(steps)[cur_vc]
+            m.d.comb += [Assert(self.beat.payload.first), Assert(head.kind == NetBeatKind.ROUTE),
+                         Assert(self.beat.payload.data == step.next.as_value()),
+                         Assert(self.dest_port == step.port), Assert(self.dest_vc == step.vc)]
+        if self._vcs == NUM_NET_VCS:
+            with m.If(busy & ~dropping):
+                m.d.comb += Assert(self.dest_vc[1] == cur_vc[1])

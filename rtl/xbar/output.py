@@ -137,9 +137,23 @@ class XbarOutput(wiring.Component):
         m.d.comb += self.events.packet.eq(Cat(o.valid & o.ready & o.payload.first for o in self.o).any())
 
         if platform == "formal":
-            for u, q in enumerate(queues):
-                # a stored beat always finds room (it was reserved at the grant)
-                with m.If(q.w_en):
-                    m.d.comb += Assert(q.w_rdy)
-                m.d.comb += Assert(free[u] + q.level <= D)
+            self._properties(m, queues, free, wants, grant)
         return m
+
+    def _properties(self, m, queues, free, wants, grant):
+        """The output's contract: a stored beat always finds room (reserved at the grant), the free
+        count never promises room that is taken, and an input that requests this port in every cycle
+        in which it may waits for at most ``ports - 1`` grants to others (round robin)."""
+        P, D = self._ports, self._depth
+        for u, q in enumerate(queues):
+            with m.If(q.w_en):
+                m.d.comb += Assert(q.w_rdy)
+            m.d.comb += Assert(free[u] + q.level <= D)
+        for i in range(P):
+            passed = Signal(range(P + 1), name=f"f_passed{i}")     # grants to others while i waits
+            with m.If(wants[i] & ~grant[i]):
+                with m.If(grant.any()):
+                    m.d.sync += passed.eq(passed + 1)
+            with m.Else():
+                m.d.sync += passed.eq(0)
+            m.d.comb += Assert(passed <= P - 1)
