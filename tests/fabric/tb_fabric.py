@@ -41,6 +41,12 @@ async def reset(dut):
     dut.rst.value = 0
 
 
+async def run(dut, cycles):
+    """``cycles`` clock cycles without Python per cycle (a timer, then the next edge)."""
+    await Timer((cycles - 1) * PERIOD, "ns")
+    await RisingEdge(dut.clk)
+
+
 def flip_threshold(flit_error, flit_phits=40):
     """Per-phit bit-flip probability threshold for a per-flit error rate."""
     return threshold(1 - (1 - flit_error) ** (1 / flit_phits))
@@ -53,6 +59,7 @@ class Traffic:
         self.dut, self.rng, self.n = dut, rng, nodes
         self.expected = defaultdict(deque)      # (src, dst, class) -> FU-side packets (words, header first)
         self.errors = []
+        self.arrivals = []                      # the cycle each delivered packet's header was taken
         self.seq = 0
         self.delivered = 0
         self.src = [[NetStreamSource(dut, f"fu_tx__{k}__{s}", dut.clk, dut.rst, side=Side.FU, period_ns=PERIOD,
@@ -89,6 +96,7 @@ class Traffic:
             self.errors.append(f"node {node} sink {sink}: unexpected packet {h}")
             return
         exp = q.popleft()
+        self.arrivals.append(rec.header_cycle)
         if exp != words:
             self.errors.append(f"node {node} sink {sink}: from {h['src_node']} got {[hex(w) for w in words]}, "
                                f"expected {[hex(w) for w in exp]} (lost, reordered or corrupted)")
@@ -138,7 +146,7 @@ async def stream_traffic(dut):
         if not t.pending() and all(s.idle() for row in t.src for s in row):
             break
         await Timer(500 * PERIOD, "ns")
-    await ClockCycles(dut.clk, 200)
+    await run(dut, 200)
     errors = t.all_errors()
     assert not errors, "\n".join(errors[:8])
     assert t.pending() == 0, f"{t.pending()} packets not delivered"
@@ -171,12 +179,12 @@ async def hdl_traffic(dut):
     t0 = time.perf_counter()
     c0 = int(dut.cycles.value)
     for _ in range(prm.get("phases", 4)):
-        await ClockCycles(dut.clk, prm.get("cycles", 5000))
+        await run(dut, prm.get("cycles", 5000))
         history.append(counters(dut, n))
     seconds = time.perf_counter() - t0
     cycles = int(dut.cycles.value) - c0
     dut.enable.value = 0
-    await ClockCycles(dut.clk, prm.get("drain", 3000))
+    await run(dut, prm.get("drain", 3000))
     final = counters(dut, n)
     received = [sum(h["received"]) for h in history]
     deltas = [b - a for a, b in zip([0] + received, received, strict=False)]
@@ -195,3 +203,28 @@ async def hdl_traffic(dut):
     assert int(dut.drops.value) == 0
     if prm.get("respond"):
         assert final["answered"] == final["received"] and sum(final["responses"]) == sum(final["answered"]), final
+
+
+@cocotb.test()
+async def latency(dut):
+    """Idle fabric: node 0's unit offers one packet at a time for node 1; cycles from its header being
+    offered to node 1's unit taking it, for a header alone and for 7 payload words (a 56-byte VELO
+    message).  Results to ``out``."""
+    prm = tb_params()
+    t = Traffic(dut, random.Random(1), prm["nodes"], gap=0, ready=1.0)
+    dut.flip.value = 0
+    t.start()
+    await reset(dut)
+    await run(dut, 50)
+    res = {}
+    for key, words in (("node_to_node_latency_cycles", 0), ("node_to_node_latency_cycles_56B", 7)):
+        lat = []
+        for _ in range(8):
+            t.send(0, 1, 0, words=words)
+            await run(dut, 150)
+            offered = t.src[0][0].log[-1][0]
+            lat.append(t.arrivals[-1] - offered)
+        res[key] = max(lat)
+    assert not t.all_errors() and t.pending() == 0
+    with open(prm["out"], "w") as f:
+        json.dump(res, f)

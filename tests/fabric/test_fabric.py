@@ -35,12 +35,17 @@ def test_stream_traffic(name, params):
                params=dict(params, nodes=topo.nodes))
 
 
+#: small link buffers (5-beat flits, 8 beats of receive buffer per VC), so the buffers of a ring fill
+#: (and, without the dateline, deadlock) within a short run
+SMALL_LINKS = {"flit_phits": 22, "rx_buffer_beats": 8}
+
+
 @pytest.mark.long_build
 def test_ring_deadlock_needs_the_dateline():
     """Saturated wrap-around traffic on a 4-node ring (every node to the node 2 ahead) keeps flowing with
     the dateline and stops without it (so the test can fail)."""
     for dateline, expect in ((True, "flow"), (False, "stall")):
-        topo, top = fabric("ring4", traffic=True, dateline=dateline)
+        topo, top = fabric("ring4", traffic=True, dateline=dateline, link=SMALL_LINKS)
         run_cocotb(top, name=f"fabric_ring4_traffic_{int(dateline)}", test_module="tests.fabric.tb_fabric",
                    testcase="hdl_traffic", params=dict(nodes=topo.nodes, rate=1.0, offset=2, phases=4,
                                                        cycles=5000, expect=expect))
@@ -58,6 +63,6 @@ def test_request_response_torus():
 @pytest.mark.soak
 def test_ring_deadlock_soak():
     """The issue's 100,000 cycles of saturated wrap-around traffic on the ring."""
-    topo, top = fabric("ring4", traffic=True)
+    topo, top = fabric("ring4", traffic=True, link=SMALL_LINKS)
     run_cocotb(top, name="fabric_ring4_traffic_1", test_module="tests.fabric.tb_fabric", testcase="hdl_traffic",
                params=dict(nodes=topo.nodes, rate=1.0, offset=2, phases=20, cycles=5000))

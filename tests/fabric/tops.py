@@ -27,7 +27,7 @@ __all__ = ["Fabric", "Endpoint", "SOURCES", "SINKS", "ENDPOINT_COUNTERS"]
 #: unit streams of every fabric node's network port: requests, responses in; two units out
 SOURCES = (NetClass.REQUEST, NetClass.RESPONSE)
 SINKS = (NetUnit.VELO, NetUnit.RMA_COMPLETER)
-ENDPOINT_COUNTERS = ("sent", "received", "answered", "responses", "errors", "latency_sum", "latency_max")
+ENDPOINT_COUNTERS = ("sent", "received", "beats", "answered", "responses", "errors", "latency_sum", "latency_max")
 
 _K = 0x9E3779B97F4A7C15
 
@@ -60,9 +60,9 @@ class Endpoint(wiring.Component):
         This node; the number of nodes; send requests; the probability per cycle of starting a request
         (a 32-bit threshold); 0: uniform destinations, else every request to ``(node + offset) mod
         nodes``; answer requests; the global cycle counter (for latency).
-    sent, received, answered, responses, errors, latency_sum, latency_max : Out(32)
-        Requests sent; requests received (checked); responses sent; responses received (checked);
-        packets that failed a check (source beyond the nodes, a request out of order or repeated,
+    sent, received, beats, answered, responses, errors, latency_sum, latency_max : Out(32)
+        Requests sent; requests received (checked) and their beats (FU side); responses sent; responses
+        received (checked); packets that failed a check (source beyond the nodes, a request out of order or repeated,
         wrong length or payload); the sum and maximum of the latency of the requests received (cycles
         from the generator offering the header to the checker taking it).
 
@@ -144,7 +144,7 @@ class Endpoint(wiring.Component):
             m.d.comb += wrong.eq(beat.data != _word(hdr.src_node, hdr.specific, idx))
         m.d.comb += i.ready.eq(~pending)
         with m.If(i.valid & i.ready):
-            m.d.sync += idx.eq(idx + 1)
+            m.d.sync += [idx.eq(idx + 1), self.beats.eq(self.beats + 1)]
             with m.If(idx == 0):
                 m.d.sync += [hdr.eq(h), seen.bit_select(h.src_node[:4], 1).eq(1)]
                 for k in range(MAX_NODES):
@@ -207,7 +207,7 @@ class Fabric(wiring.Component):
     link : dict
         Link port parameters.
     latency : int
-        Channel latency in cycles (each direction), at least 1.
+        Channel latency in cycles (each direction); 0: cables wired directly, no errors.
     traffic : bool
         An :class:`Endpoint` per node instead of the ``fu_*`` streams.
     dateline : bool
@@ -245,9 +245,12 @@ class Fabric(wiring.Component):
                 if peer is None:
                     m.d.comb += [node.phy[p].rx_phit.eq(0), node.phy[p].rx_ctl.eq(PhitCtl.IDLE)]
                     continue
+                other = self.nodes[peer[0]].phy[peer[1]]
+                if not self.latency:
+                    m.d.comb += [other.rx_phit.eq(node.phy[p].tx_phit), other.rx_ctl.eq(node.phy[p].tx_ctl)]
+                    continue
                 ch = LfsrChannel(phit_bits=len(node.phy[p].tx_phit), latency=self.latency, seed=1 + 97 * k + p)
                 m.submodules[f"ch{k}_{p}"] = ch
-                other = self.nodes[peer[0]].phy[peer[1]]
                 m.d.comb += [ch.i_phit.eq(node.phy[p].tx_phit), ch.i_ctl.eq(node.phy[p].tx_ctl),
                              other.rx_phit.eq(ch.o_phit), other.rx_ctl.eq(ch.o_ctl),
                              ch.flip.eq(self.flip), ch.drop.eq(0), ch.burst.eq(0)]
