@@ -6,9 +6,9 @@ channels that the solver may corrupt: up to ``ERRORS`` events in all, each an in
 of a phit or a lost phit (IDLE instead).  Data-bit errors are left to the CRC, whose detection is
 checked against the published algorithm in tests/net/test_link_unit.py; with them the solver has to
 refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on VC 0 a stream of
-two-beat packets (network header with ``payload_words = 1``, one payload word) whose words count up,
-with an arbitrary ``valid`` that obeys the stream rules; port ``b``'s sink takes beats at arbitrary
-times.  Asserted at every cycle up to the depth:
+three-beat network-side packets (route word, network header with ``payload_words = 1``, one payload
+word) whose words count up, with an arbitrary ``valid`` that obeys the stream rules; port ``b``'s sink
+takes beats at arbitrary times.  Asserted at every cycle up to the depth:
 
 - every beat ``b`` delivers is the next one ``a`` accepted: nothing lost, duplicated, reordered
   or corrupted (``delivery``), with the framing (``kind``/``first``/``last``) regenerated correctly;
@@ -20,7 +20,7 @@ counted, and a packet delivered after it.
 """
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
 from rtl.common.net import NetBeatKind, NetHeader
@@ -71,37 +71,40 @@ class LinkDelivery(Elaboratable):
         with m.If(hit_ab):
             m.d.sync += corrupted.eq(1)
 
-        # Source: beat n carries n in bits 63:56; even beats are network headers of two-beat packets
-        # (payload_words = 1, command_words = 0; n lands in the `specific` field), odd beats their
-        # payload word.
+        # Source: beat n carries n in bits 63:56; beat 0 of each three-beat packet is its route word
+        # (the link does not read it), beat 1 its network header (payload_words = 1, command_words =
+        # 0; n lands in the `specific` field), beat 2 its payload word.
         header = NetHeader.as_shape().const({"payload_words": 1}).as_value()
+        kinds = (NetBeatKind.ROUTE, NetBeatKind.HEADER, NetBeatKind.PAYLOAD)
 
-        def word(n):
-            return Mux(n[0], 0, header) | (n << 56)
+        def word(n, phase):
+            return Mux(phase == 1, header, 0) | (n << 56)
 
         sent = Signal(8)
+        s_phase = Signal(range(3))
         src = a.tx[0]
         valid = AnySeq(1)
         held = Signal()
-        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent)),
-                     src.payload.last.eq(sent[0]), src.payload.first.eq(~sent[0]),
+        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent, s_phase)),
+                     src.payload.last.eq(s_phase == 2), src.payload.first.eq(s_phase == 0),
                      src.payload.kind.eq(NetBeatKind.HEADER)]
         m.d.sync += held.eq(src.valid & ~src.ready)
         with m.If(src.valid & src.ready):
-            m.d.sync += sent.eq(sent + 1)
+            m.d.sync += [sent.eq(sent + 1), s_phase.eq(Mux(s_phase == 2, 0, s_phase + 1))]
 
         # Sink and scoreboard.
         got = Signal(8)
+        g_phase = Signal(range(3))
         snk = b.rx[0]
         m.d.comb += snk.ready.eq(AnySeq(1))
         with m.If(snk.valid & snk.ready):
-            m.d.sync += got.eq(got + 1)
+            m.d.sync += [got.eq(got + 1), g_phase.eq(Mux(g_phase == 2, 0, g_phase + 1))]
             m.d.comb += [
-                Assert(snk.payload.data == word(got)),
+                Assert(snk.payload.data == word(got, g_phase)),
                 Assert(got != sent),
-                Assert(snk.payload.first == ~got[0]),
-                Assert(snk.payload.last == got[0]),
-                Assert(snk.payload.kind.as_value() == Mux(got[0], NetBeatKind.PAYLOAD, NetBeatKind.HEADER)),
+                Assert(snk.payload.first == (g_phase == 0)),
+                Assert(snk.payload.last == (g_phase == 2)),
+                Assert(snk.payload.kind.as_value() == Array(k.value for k in kinds)[g_phase]),
             ]
         m.d.comb += [Assert(b.rx[1].valid == 0), Assert(a.rx[0].valid == 0)]
         m.d.comb += [Assert(a.protocol_errors == 0), Assert(b.protocol_errors == 0),
@@ -112,7 +115,7 @@ class LinkDelivery(Elaboratable):
         m.d.sync += [was_waiting.eq(snk.valid & ~snk.ready), last_payload.eq(snk.payload.as_value())]
         with m.If(was_waiting):
             m.d.comb += [Assert(snk.valid), Assert(snk.payload.as_value() == last_payload)]
-        m.d.comb += Cover(corrupted & (b.crc_errors != 0) & (got >= 2))
+        m.d.comb += Cover(corrupted & (b.crc_errors != 0) & (got >= 3))
         return m
 
 

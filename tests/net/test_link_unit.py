@@ -10,9 +10,11 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
+from rtl.common.net import MAX_PAYLOAD_WORDS
 from rtl.net import LinkParams, LinkPort, LinkRx, LinkTx, PacketRestorer, PacketShaper, RxBuffer
 from rtl.net.params import PhitCtl
-from sim.link_model import beats_of, crc_bytes, random_packet, shape_stream
+from sim.link_model import beats_of, crc_bytes, random_packet, shape
+from sim.netroute import header_fields
 
 CRC_REFERENCE = {16: crc.Calculator(crc.Crc16.IBM_3740), 32: crc.Calculator(crc.Crc32.CRC32),
                  64: crc.Calculator(crc.Crc32.CRC32)}
@@ -88,7 +90,7 @@ def _first_flit(phit_bits, seed):
 @pytest.mark.parametrize("phit_bits", [16, 32, 64])
 def test_flit_format_and_crc_standard(phit_bits):
     """The first data flit: header fields at the documented bit positions, the packet's words as
-    beats (first phit = low bits), and a CRC equal to the published algorithm's (``crc`` package)."""
+    beats (route word first; first phit = low bits), and a CRC equal to the published algorithm's (``crc`` package)."""
     seed = random.randrange(1 << 30)
     print(f"seed {seed}")
     p, words, flit = _first_flit(phit_bits, seed)
@@ -112,26 +114,38 @@ def test_flit_format_and_crc_standard(phit_bits):
 
 
 def test_framing_round_trip_matches_model():
-    """PacketShaper -> PacketRestorer (the link's framing without the link) on random packets with
-    every header length (one-beat packets, 0..3 command words, payload_words up to 15) and malformed
-    ones: the output equals sim.link_model.shape_stream, beat kinds and first/last included."""
+    """PacketShaper -> PacketRestorer (the link's framing without the link) on random network-side
+    packets with every header length (route and header only, 0..3 command words, 0..8 payload words)
+    and malformed ones: ``last`` early (also on the route beat) or late, ``payload_words`` 9..15 (cut
+    to 8 payload words, whether ``last`` comes at the header's length or at the clamped one).  The
+    output equals sim.link_model.shape, beat kinds and first/last included, and every malformed packet
+    counts once, in the RTL and in the model."""
     seed = int(os.environ.get("SEED", random.randrange(1 << 30)))
     print(f"seed {seed}")
     rng = random.Random(seed)
     beats = []
     bad_packets = 0
-    for _ in range(60):
-        words = random_packet(rng, payload_words=rng.choice([0, 0, 1, 7, 8, rng.randint(0, 15)]))
+    for _ in range(80):
         r = rng.random()
-        if r < 0.15 and len(words) > 1:
-            beats += beats_of(words[:-1], last=len(words) - 2)           # last too early
+        if r < 0.15:                                                    # payload_words above 8
+            words = random_packet(rng, payload_words=rng.randint(9, 15))
+            clamped = 2 + header_fields(words[1])["command_words"] + MAX_PAYLOAD_WORDS
+            beats += beats_of(words if rng.random() < 0.5 else words[:clamped])
             bad_packets += 1
-        elif r < 0.3:
-            beats += beats_of(words + [rng.getrandbits(64)])              # last too late
+            continue
+        words = random_packet(rng, payload_words=rng.choice([0, 0, 1, 7, 8, rng.randint(0, 8)]))
+        if r < 0.3:
+            cut = rng.randrange(len(words) - 1)                         # last too early
+            beats += beats_of(words[:cut + 1], last=cut)
+            bad_packets += 1
+        elif r < 0.45:
+            beats += beats_of(words + [rng.getrandbits(64)])            # last too late
             bad_packets += 1
         else:
             beats += beats_of(words)
-    expected = [b for p in shape_stream(beats) for b in beats_of(p)]
+    packets, model_malformed = shape(beats)
+    assert model_malformed == bad_packets
+    expected = [b for p in packets for b in beats_of(p)]
     malformed = 0
 
     m = Module()
