@@ -1,7 +1,7 @@
 """``make bench`` for the link port: efficiency, throughput, retry recovery, goodput under errors.
 
 Runs the RTL loop (rtl.net.loopback.LinkLoop: two default link ports, 16-cycle channel each way,
-traffic generators and checkers on both VCs) on Verilator without per-cycle Python, and the recovery
+traffic generators and checkers on every VC) on Verilator without per-cycle Python, and the recovery
 testbench (tests/net/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
 ("Performance"); results go to build/bench/link.json.
 
@@ -35,7 +35,7 @@ def loop(cfg, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         top = LinkLoop(latency=LATENCY, **cfg)
         run_cocotb(top, name="link_loop", test_module="tests.net.tb_link_loop",
-                   params=dict(params, out=f.name, check=True), seed=1)
+                   params=dict(params, vcs=top.params.vcs, out=f.name, check=True), seed=1)
         with open(f.name) as g:
             return json.load(g)
 
@@ -58,11 +58,11 @@ def main():
     # (route word, network header, 3 command words, 8 payload words: 13 words) is payload to the link.
     # The 56-byte and user-payload figures name the network layer's overhead (route word, header), so
     # there only the payload bytes count.
-    big = shape_run(cfg, p.VCS, 0, 8)
+    big = shape_run(cfg, p.vcs, 0, 8)
     metrics["efficiency_max_packet_user_payload"] = round(big["strict"], 4)
-    biggest = shape_run(cfg, p.VCS, 3, 8)
+    biggest = shape_run(cfg, p.vcs, 3, 8)
     metrics["efficiency_max_packet"] = round(biggest["link"], 4)
-    small = shape_run(cfg, p.VCS, 0, 7)
+    small = shape_run(cfg, p.vcs, 0, 7)
     metrics["efficiency_56B"] = round(small["strict"], 4)
     metrics["link_efficiency_56B"] = round(small["link"], 4)
     single = p.data_flit_phits(2 + 7)   # route word + network header + 7 payload words
@@ -75,13 +75,14 @@ def main():
 
     clean = loop(cfg, packets=0, cycles=4 * CYCLES)
     noisy = loop(cfg, packets=0, cycles=4 * CYCLES, flit_error=1e-3, flit_phits=p.data_flit_phits(p.max_beats))
-    pay = [sum(r[f"{x}{v}_payload"] for x in "ab" for v in range(p.VCS)) for r in (clean, noisy)]
+    pay = [sum(r[f"{x}{v}_payload"] for x in "ab" for v in range(p.vcs)) for r in (clean, noisy)]
     metrics["goodput_at_1e-3"] = round(pay[1] / pay[0], 4)
     metrics["goodput_crc_errors"] = noisy["a_crc_errors"] + noisy["b_crc_errors"]
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(LinkPair(**cfg), name="link_pair_default", test_module="tests.net.tb_link_recovery",
-                   params=dict(latency=LATENCY, seq_bits=p.seq_bits, count=8, out=f.name), seed=1)
+                   params=dict(latency=LATENCY, seq_bits=p.seq_bits, seq_lsb=p.data_header["seq"].offset,
+                               vcs=p.vcs, count=8, out=f.name), seed=1)
         with open(f.name) as g:
             events = json.load(g)
     over = [e["recovery"] - 2 * e["latency"] - e["flit_phits"] for e in events]

@@ -1,32 +1,33 @@
 """Formal proofs for the link port (``make formal``; ``python -m fpga.formal --unit link``).
 
 Two link ports on a small configuration (64-bit phits, one-beat flits, a 2-flit replay buffer with
-2-bit sequence numbers, 4-beat receive buffers, a 12-cycle replay timer) joined by two one-cycle
+2-bit sequence numbers, four VCs with 4-beat receive buffers, a 12-cycle replay timer) joined by two one-cycle
 channels that the solver may corrupt: up to ``ERRORS`` events in all, each an inverted control bit
 of a phit or a lost phit (IDLE instead).  Data-bit errors are left to the CRC, whose detection is
 checked against the published algorithm in tests/net/test_link_unit.py; with them the solver has to
-refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on VC 0 a stream of
-three-beat network-side packets (route word, network header with ``payload_words = 1``, one payload
-word) whose words count up, with an arbitrary ``valid`` that obeys the stream rules; port ``b``'s sink
-takes beats at arbitrary times.  Asserted at every cycle up to the depth:
+refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on one VC, which the
+solver chooses (``AnyConst``), a stream of three-beat network-side packets (route word, network header
+with ``payload_words = 1``, one payload word) whose words count up, with an arbitrary ``valid`` that
+obeys the stream rules; port ``b``'s sink of that VC takes beats at arbitrary times.  Asserted at every
+cycle up to the depth:
 
 - every beat ``b`` delivers is the next one ``a`` accepted: nothing lost, duplicated, reordered
   or corrupted (``delivery``), with the framing (``kind``/``first``/``last``) regenerated correctly;
-- nothing is delivered that was not sent; no protocol error counter moves; the stream rules hold
-  on the delivering side.
+- nothing is delivered that was not sent, nor on another VC; no protocol error counter moves; the
+  stream rules hold on the delivering side.
 
 ``recovery`` (cover) shows the bound is not vacuous: a lost or damaged flit that the receiver
 counted, and a packet delivered after it.
 """
 
-from amaranth.asserts import AnySeq
+from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Array, Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
 from rtl.common.net import NetBeatKind, NetHeader
 from rtl.net import LinkPort, PhitCtl
 
-SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, rx_buffer_beats=4, counter_bits=4)
+SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, vcs=4, rx_buffer_beats=4, counter_bits=4)
 ERRORS = 2
 TIMEOUT = 12
 
@@ -39,11 +40,13 @@ class LinkDelivery(Elaboratable):
         m = Module()
         m.submodules.a = a = LinkPort(**SMALL)
         m.submodules.b = b = LinkPort(**SMALL)
-        W = a.params.phit_bits
+        W, vcs = a.params.phit_bits, a.params.vcs
         for port in (a, b):
             m.d.comb += [port.replay_timeout.eq(TIMEOUT), port.max_replays.eq(15), port.retrain.eq(0)]
-        m.d.comb += [a.tx[1].valid.eq(0), b.tx[0].valid.eq(0), b.tx[1].valid.eq(0),
-                     a.rx[0].ready.eq(1), a.rx[1].ready.eq(1), b.rx[1].ready.eq(1)]
+        vc = Signal(range(vcs))         # the VC the traffic takes, any
+        m.d.comb += vc.eq(AnyConst(range(vcs)))
+        for v in range(vcs):
+            m.d.comb += [b.tx[v].valid.eq(0), a.rx[v].ready.eq(1), Assert(a.rx[v].valid == 0)]
 
         used = Signal(range(self.errors + 2))
         corrupted = Signal()
@@ -82,7 +85,11 @@ class LinkDelivery(Elaboratable):
 
         sent = Signal(8)
         s_phase = Signal(range(3))
-        src = a.tx[0]
+        src = a.tx[0].signature.flip().create()       # the stream into a.tx[vc]
+        for v in range(vcs):
+            m.d.comb += [a.tx[v].valid.eq(src.valid & (vc == v)), a.tx[v].payload.eq(src.payload)]
+            with m.If(vc == v):
+                m.d.comb += src.ready.eq(a.tx[v].ready)
         valid = AnySeq(1)
         held = Signal()
         m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent, s_phase)),
@@ -95,8 +102,15 @@ class LinkDelivery(Elaboratable):
         # Sink and scoreboard.
         got = Signal(8)
         g_phase = Signal(range(3))
-        snk = b.rx[0]
-        m.d.comb += snk.ready.eq(AnySeq(1))
+        snk = b.rx[0].signature.create()               # the stream out of b.rx[vc]
+        ready = AnySeq(1)
+        for v in range(vcs):
+            m.d.comb += b.rx[v].ready.eq(Mux(vc == v, ready, 1))
+            with m.If(vc == v):
+                m.d.comb += [snk.valid.eq(b.rx[v].valid), snk.payload.eq(b.rx[v].payload)]
+            with m.Else():
+                m.d.comb += Assert(b.rx[v].valid == 0)
+        m.d.comb += snk.ready.eq(ready)
         with m.If(snk.valid & snk.ready):
             m.d.sync += [got.eq(got + 1), g_phase.eq(Mux(g_phase == 2, 0, g_phase + 1))]
             m.d.comb += [
@@ -106,7 +120,6 @@ class LinkDelivery(Elaboratable):
                 Assert(snk.payload.last == (g_phase == 2)),
                 Assert(snk.payload.kind.as_value() == Array(k.value for k in kinds)[g_phase]),
             ]
-        m.d.comb += [Assert(b.rx[1].valid == 0), Assert(a.rx[0].valid == 0)]
         m.d.comb += [Assert(a.protocol_errors == 0), Assert(b.protocol_errors == 0),
                      Assert(a.link_error == 0)]
         # stream rule on the delivering side: valid and payload hold until ready

@@ -11,7 +11,7 @@ from ``docs/link.md``.  Route words and headers are built with :mod:`sim.netrout
 
 import random
 
-from rtl.common.net import MAX_PAYLOAD_WORDS, NetBeatKind, NetHeader
+from rtl.common.net import MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeatKind, NetHeader
 from sim.layout import fields
 from sim.netroute import eject_char, net_header, network_packet, route_char, route_word
 
@@ -102,11 +102,14 @@ def crc_bytes(phits, phit_bits):
     return b"".join(int(p).to_bytes(phit_bits // 8, order) for p in phits)
 
 
-def flit_phits(beats, *, phit_bits, seq_bits, ctrl=False, credit_bits=8):
-    """Phits of a data flit with ``beats`` beats (or of a control flit), from docs/link.md."""
+def flit_phits(beats, *, phit_bits, seq_bits, ctrl=False, credit_bits=8, vcs=NUM_NET_VCS):
+    """Phits of a data flit with ``beats`` beats (or of a control flit), from docs/link.md: data
+    header ``type 1 | vc log2(vcs) | seq | ack``, control header ``type 1 | nak 1 | ack | vcs credits``,
+    one CRC phit."""
     if ctrl:
-        return -(-(2 + seq_bits + 2 * credit_bits) // phit_bits) + 1
-    return -(-(2 + 2 * seq_bits) // phit_bits) + beats * (64 // phit_bits) + 1
+        return -(-(2 + seq_bits + vcs * credit_bits) // phit_bits) + 1
+    vc_bits = (vcs - 1).bit_length()
+    return -(-(1 + vc_bits + 2 * seq_bits) // phit_bits) + beats * (64 // phit_bits) + 1
 
 
 def _selftest():

@@ -167,9 +167,9 @@ class TrafficCheck(wiring.Component):
 
 
 class LinkLoop(wiring.Component):
-    """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on both VCs both ways.
+    """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on every VC both ways.
 
-    Members (``<x>`` is ``a`` or ``b``, ``<v>`` is 0 or 1): ``packets``, ``src_stall``, ``dst_stall``,
+    Members (``<x>`` is ``a`` or ``b``, ``<v>`` a VC, 0 .. ``vcs - 1``): ``packets``, ``src_stall``, ``dst_stall``,
     ``fixed``/``fixed_cw``/``fixed_pw`` (one packet shape for the efficiency runs), ``flip``/``drop``/
     ``burst`` (channel error thresholds, both directions), ``<x>_<counter>`` (link port counters),
     ``<x><v>_sent``/``_received``/``_errors``/``_payload`` (traffic), ``<x>_data_phits``/
@@ -193,7 +193,7 @@ class LinkLoop(wiring.Component):
             members[f"{x}_link_error"] = Out(1)
             for name in ("data_phits", "busy_phits", "data_flits", "injected"):
                 members[f"{x}_{name}"] = Out(32)
-            for v in range(2):
+            for v in range(p.vcs):
                 for name in ("sent", "received", "errors", "payload"):
                     members[f"{x}{v}_{name}"] = Out(32)
         super().__init__(members)
@@ -224,7 +224,7 @@ class LinkLoop(wiring.Component):
                     m.d.sync += getattr(self, f"{x}_data_flits").eq(getattr(self, f"{x}_data_flits") + 1)
             with m.If(busy):
                 m.d.sync += getattr(self, f"{x}_busy_phits").eq(getattr(self, f"{x}_busy_phits") + 1)
-            for v in range(2):
+            for v in range(p.vcs):
                 gen = TrafficGen(vc=v, seed=seed * 3 + v * 101)
                 chk = TrafficCheck(vc=v, seed=seed * 5 + v * 37)
                 m.submodules[f"gen_{x}{v}"] = gen

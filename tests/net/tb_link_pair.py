@@ -1,6 +1,6 @@
 """cocotb: two link ports through the Python channel model, random packets, random backpressure.
 
-Parameters (``sim.runner.tb_params``): ``vcs`` (the ports' VC count, default 2), ``packets`` per VC and direction,
+Parameters (``sim.runner.tb_params``): ``vcs`` (the ports' VC count), ``packets`` per VC and direction,
 ``latency``, ``errors``
 (rates for :class:`sim.channel.Channel`, applied to both directions), ``src_stall`` / ``dst_stall``
 (probabilities of an idle source cycle / a not-ready sink cycle), ``max_cycles``, ``scenario``
@@ -59,7 +59,7 @@ async def link_pair(dut):
     rng = random.Random(seed)
     dut._log.info(f"seed {seed}, params {prm}")
     phit_bits = len(dut.a_tx_phit)
-    vcs = prm.get("vcs", 2)
+    vcs = prm.get("vcs", 4)
     n = prm.get("packets", 40)
     scenario = prm.get("scenario", "plain")
     errors = prm.get("errors", {})

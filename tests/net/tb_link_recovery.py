@@ -4,6 +4,8 @@ The channel (sim.channel, no random errors) corrupts one bit in the middle of a 
 times, a few thousand cycles apart.  For each: ``t0`` = cycle the corrupted flit's EOF reaches port b,
 ``t1`` = cycle the EOF of the next good flit with the same sequence number reaches b; the result is
 written as JSON to ``out``: per event ``t1 - t0``, the channel latency and the replayed flit length.
+Parameters: ``vcs``, ``seq_bits`` and ``seq_lsb`` (the sequence number's place in the data flit
+header), ``latency``, ``count``, ``out``.
 """
 
 import json
@@ -25,7 +27,7 @@ async def recovery(dut):
     rng = random.Random(tb_seed())
     latency = prm.get("latency", 16)
     ch = {d: Channel(phit_bits=len(dut.a_tx_phit), latency=latency) for d in ("ab", "ba")}
-    seq_bits = prm["seq_bits"]
+    seq_bits, seq_lsb, vcs = prm["seq_bits"], prm["seq_lsb"], prm["vcs"]
     for side in "ab":
         getattr(dut, f"{side}_replay_timeout").value = 512
         getattr(dut, f"{side}_max_replays").value = 4
@@ -39,10 +41,10 @@ async def recovery(dut):
     for _ in range(4000):
         source.send_raw([net_beat(*b) for b in beats_of(random_packet(rng, payload_words=8, command_words=0))])
     for side in "ab":
-        NetStreamSource(dut, f"{side}_tx__1", dut.clk, dut.rst, period_ns=10).start()
-        for v in range(2):
+        for v in range(vcs):
+            if (side, v) != ("a", 0):
+                NetStreamSource(dut, f"{side}_tx__{v}", dut.clk, dut.rst, period_ns=10).start()
             NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, period_ns=10, check_framing=False).start()
-    NetStreamSource(dut, "b_tx__0", dut.clk, dut.rst, period_ns=10).start()
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
@@ -61,7 +63,7 @@ async def recovery(dut):
         # what b sees this cycle
         d, c = pending_ab
         if c == SOF and not d & 1:
-            rx_flit_seq = (d >> 2) & (2 ** seq_bits - 1)
+            rx_flit_seq = (d >> seq_lsb) & (2 ** seq_bits - 1)
             rx_len = 0
         if rx_flit_seq is not None:
             rx_len += 1
@@ -83,7 +85,7 @@ async def recovery(dut):
         # corrupt a middle phit of a data flit once armed
         if cycle >= arm_at and target is None and len(in_flit) == 10:
             d ^= 1 << rng.randrange(16)
-            target = ((in_flit[0] >> 2) & (2 ** seq_bits - 1), None)
+            target = ((in_flit[0] >> seq_lsb) & (2 ** seq_bits - 1), None)
         pending_ab = ch["ab"].step(d, c)
         pending_ba = ch["ba"].step(int(dut.b_tx_phit.value), int(dut.b_tx_ctl.value))
     await Timer(1, "ns")
