@@ -10,7 +10,7 @@ it accepts a flit or ``nak_holdoff`` cycles pass, so the flits already in flight
 each trigger a replay.
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -41,9 +41,11 @@ class LinkRx(wiring.Component):
     expected : ``Out(seq_bits)``
         Next expected sequence number: the cumulative acknowledgement to send.
     ack_valid, ack, ack_nak : ``Out(1)``, ``Out(seq_bits)``, ``Out(1)``
-        A good flit carried acknowledgement ``ack`` (a NAK when ``ack_nak``).
+        A good flit carried acknowledgement ``ack`` (a NAK when ``ack_nak``); ``ack`` and ``ack_nak``
+        are meaningful only while ``ack_valid`` is high.
     credit_valid, credit : ``Out(1)``, ``Out(credit_bits).array(vcs)``
-        A good control flit carried the peer's cumulative credit counters.
+        A good control flit carried the peer's cumulative credit counters (``credit`` is meaningful
+        only while ``credit_valid`` is high).
     nak_req : ``Out(1)``
         Pulse: send a NAK.
     nak_holdoff : ``In(16)``
@@ -176,13 +178,15 @@ class LinkRx(wiring.Component):
             m.d.sync += [in_flit.eq(0), stray.eq(0)]
 
         want_nak = Signal()
+        # ack, ack_nak and credit are read only with their valid strobe: not gated by it (timing: the
+        # port registers them, and a gate would make the flit checks reach those registers' resets).
+        m.d.comb += [self.ack.eq(Mux(is_ctrl, chdr.ack, dhdr.ack)), self.ack_nak.eq(is_ctrl & chdr.nak)]
+        m.d.comb += [self.credit[v].eq(chdr.credit[v]) for v in range(p.vcs)]
         with m.If(good_eof):
             m.d.comb += self.ack_valid.eq(1)
             with m.If(is_ctrl):
-                m.d.comb += [self.ack.eq(chdr.ack), self.ack_nak.eq(chdr.nak), self.credit_valid.eq(1)]
-                m.d.comb += [self.credit[v].eq(chdr.credit[v]) for v in range(p.vcs)]
+                m.d.comb += self.credit_valid.eq(1)
             with m.Else():
-                m.d.comb += self.ack.eq(dhdr.ack)
                 with m.If(in_seq & ~ovf):
                     m.d.comb += [bufs[v].commit.eq(vc == v) for v in range(p.vcs)]
                     m.d.sync += [expected.eq(expected + 1), nak_out.eq(0)]

@@ -126,6 +126,7 @@ class LinkTx(wiring.Component):
         hdr_idx = Signal(range(p.header_phits + 1))
         hdr_last = Signal(range(p.header_phits + 1))
         cur_vc = Signal(p.vc_bits)
+        new_vc = Signal(p.vcs)          # one-hot cur_vc of a new data flit, 0 otherwise (timing: the pops)
         cur_seq = Signal(S)
         nbeats = Signal(p.beat_cnt_bits)
         beat_cnt = Signal(p.beat_cnt_bits)
@@ -168,7 +169,15 @@ class LinkTx(wiring.Component):
         replay_active = replaying & (replay_ptr != next_seq)
         m.d.sync += replay_ptr_prev.eq(replay_ptr)
         meta_ok = replay_ptr == replay_ptr_prev
-
+        # The flit choice reads replay_active a cycle late (timing: the sequence compare is off the path
+        # into the flit header).  That is exact whenever a replay flit may start: it starts only when
+        # replay_ptr did not change in the previous cycle (meta_ok) and no trigger came in it (rp_reset),
+        # and next_seq and `replaying` cannot end a replay on their own (next_seq moves away from
+        # replay_ptr; `replaying` clears only after replay_active was low).  Otherwise the port waits
+        # one idle cycle, as it does for the metadata.
+        replay_seen = Signal()
+        rp_reset = Signal()         # replay_ptr was set to ack_seq in the previous cycle (a trigger)
+        m.d.sync += replay_seen.eq(replay_active)
         m.d.comb += mrp.addr.eq(replay_ptr[:rbits])
         meta_vc = mrp.data[:p.vc_bits]
         meta_beats = mrp.data[p.vc_bits:]
@@ -222,8 +231,8 @@ class LinkTx(wiring.Component):
                      rwp.data.eq(src_data),
                      rwp.en.eq(consume & (kind == _DATA))]
         for v, sh in enumerate(shapers):
-            m.d.comb += sh.o.ready.eq(consume & (kind == _DATA) & (cur_vc == v))
-            with m.If(consume & (kind == _DATA) & (cur_vc == v)):
+            m.d.comb += sh.o.ready.eq(consume & new_vc[v])
+            with m.If(consume & new_vc[v]):
                 m.d.sync += sent[v].eq(sent[v] + 1)
 
         # The phit of this cycle.
@@ -298,7 +307,8 @@ class LinkTx(wiring.Component):
 
         def start(k, vc, seq, header, hphits):
             m.d.sync += [state.eq(_HDR), kind.eq(k), cur_vc.eq(vc), cur_seq.eq(seq), hdr.eq(header),
-                         hdr_idx.eq(0), hdr_last.eq(hphits - 1), beat_cnt.eq(0)]
+                         hdr_idx.eq(0), hdr_last.eq(hphits - 1), beat_cnt.eq(0),
+                         new_vc.eq((1 << vc) if k == _DATA else 0)]
 
         def start_ctrl():
             start(_CTRL, 0, 0, c_hdr.as_value(), p.ctrl_header_phits)
@@ -312,8 +322,8 @@ class LinkTx(wiring.Component):
             m.d.sync += state.eq(_IDLE)
             with m.If(nak_pending | link_error):
                 start_ctrl()
-            with m.Elif(replay_active):
-                with m.If(meta_ok):
+            with m.Elif(replay_seen | rp_reset):
+                with m.If(meta_ok & ~rp_reset):
                     m.d.comb += [d_vc.eq(meta_vc), d_seq.eq(replay_ptr)]
                     start(_REPLAY, meta_vc, replay_ptr, d_hdr.as_value(), p.data_header_phits)
                     m.d.sync += [nbeats.eq(meta_beats), replay_ptr.eq(replay_ptr + 1),
@@ -346,7 +356,6 @@ class LinkTx(wiring.Component):
         a_moves = Signal()
         a_adv = Signal(S)
         a_past = Signal()           # the ack is past the replay pointer
-        rp_reset = Signal()         # replay_ptr was set to ack_seq in the cycle of the check
         adv = (self.ack - ack_seq)[:S]
         m.d.sync += [a_valid.eq(self.ack_valid), a_ack.eq(self.ack), a_nak.eq(self.ack_nak),
                      a_in_window.eq(adv <= outstanding), a_moves.eq(adv != 0), a_adv.eq(adv),
@@ -381,11 +390,19 @@ class LinkTx(wiring.Component):
 
         # Replay triggers: NAK, replay timer; failed attempts lead to the link-error state.
         remaining = Mux(progress, next_seq != a_ack, unacked)
-        out_base = Signal(S)         # the next outstanding without this cycle's finish_data
-        m.d.comb += out_base.eq(outstanding - Mux(progress, a_adv, 0))
+        # The next outstanding without this cycle's finish_data, for both outcomes of `progress`; the
+        # window compares are made on both from registers and chosen last (timing: `progress` and
+        # `finish_data` come late, the subtraction does not wait for them).
+        out_acked = Signal(S)
+        m.d.comb += out_acked.eq(outstanding - a_adv)
+        out_base = Mux(progress, out_acked, outstanding)
+
+        def below(limit):
+            return Mux(progress, out_acked < limit, outstanding < limit)
+
         m.d.sync += [outstanding.eq(out_base + finish_data),
-                     win_lt_r.eq(Mux(finish_data, out_base < R - 1, out_base < R)),
-                     win_lt_r1.eq(Mux(finish_data, out_base < R - 2, out_base < R - 1))]
+                     win_lt_r.eq(Mux(finish_data, below(R - 1), below(R))),
+                     win_lt_r1.eq(Mux(finish_data, below(R - 2), below(R - 1)))]
         # A NAK that arrives before the first flit of the current replay has been sent completely was
         # asked for by a flit sent before the replay (the receiver decides at a flit's end): that
         # replay already resends everything unacknowledged, so the NAK is stale and triggers nothing
