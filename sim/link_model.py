@@ -46,8 +46,10 @@ def random_packet(rng, *, payload_words=None, command_words=None):
     unless ``payload_words`` is above 8, then it has that many payload words."""
     pw = rng.randint(0, MAX_PAYLOAD_WORDS) if payload_words is None else payload_words
     cw = rng.randint(0, 3) if command_words is None else command_words
-    hdr = net_header(dst_node=rng.getrandbits(16), unit=rng.choice((1, 2, 3)), command_words=cw,
-                     payload_words=pw, src_node=rng.getrandbits(16), specific=rng.getrandbits(22))
+    f = fields(NetHeader)
+    hdr = net_header(dst_node=rng.getrandbits(f["dst_node"][1]), unit=rng.choice((1, 2, 3)), command_words=cw,
+                     payload_words=pw, src_node=rng.getrandbits(f["src_node"][1]),
+                     specific=rng.getrandbits(f["specific"][1]))
     return network_packet(_random_route(rng), hdr, [rng.getrandbits(64) for _ in range(cw)],
                           [rng.getrandbits(64) for _ in range(pw)])
 
