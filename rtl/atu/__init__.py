@@ -1,7 +1,7 @@
 """The address translation unit (dissertation ch. 5.3-5.6); see ``docs/atu.md``."""
 
 from .atu import Atu, AtuRegsSignature
-from .flush import AtuFlush
+from .flush import AtuFlush, FlushControlSignature
 from .formats import AsyncReadSignature, AtuFormats, OfferSignature
 from .gate import AtuGateCheck
 from .layout import GatBase, Gate, Nla, NlaPage
@@ -15,8 +15,8 @@ from .tx import AtuTxArbiter
 
 __all__ = ["Atu", "AtuRegsSignature", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
            "AtuReadQueue", "AtuGateCheck", "AtuFlush", "AtuTxArbiter", "AtuFormats", "OfferSignature",
-           "AsyncReadSignature", "TlbReadSignature", "Gate", "GatBase", "Nla", "NlaPage", "UNITS",
-           "atu_from_config"]
+           "AsyncReadSignature", "TlbReadSignature", "FlushControlSignature", "Gate", "GatBase", "Nla", "NlaPage",
+           "UNITS", "atu_from_config"]
 
 
 def atu_from_config(cfg, **overrides):
