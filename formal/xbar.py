@@ -3,14 +3,15 @@
 one network port with two VCs (one message class) and 13-beat VC queues, bounded from reset.
 
 The environment drives every input stream freely within the stream rules (valid and payload hold until
-the transfer; packets of at most 13 beats, ``first`` on the first beat), with any route words (data
-bits above 31, which the crossbar only copies, held at zero) and any backpressure at the outputs.  The blocks' own contracts (stated in ``rtl/xbar/*.py`` under
-``platform == "formal"``) are checked: every output beat goes to one output only and to the one its
-packet was granted (no loss, no duplication), a packet's first beat leaves as the route step of its
-route beat for the port and VC that step names, a packet keeps its message class (with four VCs), a
-stored beat always finds room in its VC queue, and every output grants round-robin (an input that keeps
-requesting waits for at most ``ports - 1`` other grants).  Here the outputs obey the stream rules and
-frame packets (``first`` exactly on a first beat, at most 13 beats).
+the transfer; packets of at most 13 beats, ``first`` on the first beat), with any route words (data bits
+above 31, which the crossbar only copies, held at zero) and any backpressure at the outputs. The blocks'
+own contracts (stated in ``rtl/xbar/*.py`` under ``platform == "formal"``) are checked: every output
+beat goes to one output only and to the one its packet was granted (no loss, no duplication), a packet's
+first beat leaves as the route step of its route beat for the port and VC that step names, a packet
+keeps its message class (with four VCs), a stored beat always finds room in its VC queue, and every
+output grants round-robin (an input that keeps requesting waits for at most ``ports - 1`` other grants).
+Here the outputs obey the stream rules and frame packets (``first`` exactly on a first beat, at most 13
+beats).
 """
 
 from amaranth.asserts import AnySeq

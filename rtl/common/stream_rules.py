@@ -6,7 +6,7 @@ drives): once ``valid`` is raised, ``valid`` and ``payload`` hold until the tran
 :class:`~rtl.common.net.NetBeat`).
 """
 
-from amaranth.hdl import Signal
+from amaranth.hdl import Signal, Value
 
 __all__ = ["stream_rules", "packet_length_rule"]
 
@@ -14,9 +14,10 @@ __all__ = ["stream_rules", "packet_length_rule"]
 def stream_rules(m, s, check, *, name="stream"):
     """``valid`` and ``payload`` of stream ``s`` hold from the cycle ``valid`` rises to the transfer."""
     held = Signal(name=f"{name}_held")
-    prev = Signal.like(s.payload.as_value(), name=f"{name}_prev")
-    m.d.sync += [held.eq(s.valid & ~s.ready), prev.eq(s.payload.as_value())]
-    m.d.comb += [check(~held | s.valid), check(~held | (s.payload.as_value() == prev))]
+    payload = Value.cast(s.payload)
+    prev = Signal.like(payload, name=f"{name}_prev")
+    m.d.sync += [held.eq(s.valid & ~s.ready), prev.eq(payload)]
+    m.d.comb += [check(~held | s.valid), check(~held | (payload == prev))]
 
 
 def packet_length_rule(m, s, check, *, max_beats, name="stream"):
