@@ -1,17 +1,21 @@
 """The tables in docs/ that describe the RTL match it: bit layouts against the structs, enum tables
-against the enums."""
+against the enums, and Verilog port tables against the module `make verilog` emits."""
 
 import importlib
 import inspect
 import re
 
+import pytest
+from amaranth.back import verilog
 from amaranth.lib import enum
 
-from rtl.config import ROOT
+from fpga.units import discover
+from rtl.config import ROOT, load
 from sim.layout import fields
 
 TABLE = re.compile(r"<!-- layout: (\S+)(?: skip=(\S+))? -->\n(.*?)<!-- end layout -->", re.S)
 ENUM_TABLE = re.compile(r"<!-- enum: (\S+) -->\n(.*?)<!-- end enum -->", re.S)
+PORT_TABLE = re.compile(r"<!-- ports: (\S+) -->\n(.*?)<!-- end ports -->", re.S)
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 #: modules whose enums describe something on a port or on the wire
 ENUM_MODULES = ["rtl.common.htax", "rtl.common.ats", "rtl.common.net", "rtl.net.params"]
@@ -67,3 +71,24 @@ def test_every_port_enum_has_a_table():
                if inspect.isclass(cls) and issubclass(cls, enum.Enum) and cls.__module__ == name}
     assert len(defined) >= 9
     assert defined <= listed, f"enums without a table in docs/architecture.md: {sorted(defined - listed)}"
+
+
+def emitted_ports(unit):
+    """``{port: (direction, width)}`` of the top module that ``make verilog`` writes for ``unit``."""
+    text = verilog.convert(discover([unit])[unit](load()), name=unit, emit_src=False)
+    top = text[text.index(f"module {unit}("):]
+    top = top[:top.index("endmodule")]
+    ports = {}
+    for direction, msb, lsb, name in re.findall(r"^\s*(input|output) (?:\[(\d+):(\d+)\] )?(\w+);", top, re.M):
+        ports[name] = (direction, int(msb) - int(lsb) + 1 if msb else 1)
+    return ports
+
+
+@pytest.mark.parametrize("doc,unit,body", find(PORT_TABLE), ids=[f"{d}:{u}" for d, u, _ in find(PORT_TABLE)])
+def test_port_tables_match_emitted_verilog(doc, unit, body):
+    documented = {r[0].strip("`"): (r[1], int(r[2])) for r in table_rows(body)}
+    assert documented == emitted_ports(unit), f"docs/{doc}: port table of {unit}.v"
+
+
+def test_port_tables_exist():
+    assert {unit for _, unit, _ in find(PORT_TABLE)} >= {"link"}
