@@ -39,7 +39,8 @@ def _number(v):
         return str(v)
     if isinstance(v, int) or abs(v) >= 1e6:
         return f"{v:.0f}"
-    return f"{v:.6g}"
+    text = f"{v:.6g}"
+    return text if "." in text or "e" in text else f"{text}.0"     # 1.0 stays a rate, not a count
 
 
 def format_value(value, unit=""):

@@ -85,7 +85,9 @@ def test_helpers():
     assert lookup(doc, "a.b.1.c") == 2
     assert lookup(doc, "a.b.2") is None and lookup(doc, "a.x") is None
     assert format_value(0.30000000000000004) == "0.3"
-    assert format_value(18520.0, "cycles/s") == "18520 cycles/s"
+    assert format_value(1.0, "phits/cycle") == "1.0 phits/cycle"
+    assert format_value(18520, "cycles/s") == "18520 cycles/s"
+    assert format_value(2.5e6) == "2500000"
     assert goal_met(at_most(5), [4, 5], {}) is True
     assert goal_met(at_most(5), {"1": 4, "2": 6}, {}) is False
     assert goal_met(at_most(5), "text", {}) is None
