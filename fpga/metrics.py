@@ -119,8 +119,9 @@ NOTES = {
     _HTAXP: "8 ports unless named; definitions in `docs/htax.md`.",
     _REGS: "Measured in the Amaranth simulator at the register file's HTAX port (`bench/regs.py`).",
     _LINK: "Two default link ports, 16-cycle channel each way; definitions in `docs/link.md`.",
-    _ATU: "Measured at the ATU's HTAX port in the ATU system (HTAX + register file + ATU), host memory "
-          "44 cycles; definitions in `docs/atu.md`.",
+    _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "
+          "`[htax]` selects: `HtaxPipelined` in configs/default.toml), host memory 44 cycles; definitions "
+          "in `docs/atu.md`.",
 }
 
 METRICS = [
