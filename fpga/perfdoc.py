@@ -166,7 +166,9 @@ def main(argv=None):
     text = render(build=args.build)
     args.out.write_text(text)
     measured = sum(1 for s in registry.SOURCES if (args.build / f"{s}.json").exists())
-    print(f"wrote {args.out} ({len(text.splitlines())} lines; {measured} of {len(registry.SOURCES)} "
+    out = args.out.resolve()
+    shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+    print(f"wrote {shown} ({len(text.splitlines())} lines; {measured} of {len(registry.SOURCES)} "
           f"source files present)")
     return 0
 
