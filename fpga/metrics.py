@@ -6,7 +6,12 @@ is ``build/bench/<name>.json``, ``reports/<unit>`` is ``build/reports/<unit>.jso
 there.  A new unit adds its sources and metrics here; the generator stays as it is.
 
 Goals come from the issues that asked for each unit; dissertation figures from M. Nüßle's
-dissertation (tables 3-1, 5-7, 5-8, 7-9, 9-1..9-3; ch. 7.1, 7.3).
+dissertation (tables 3-1, 5-7, 5-8; ch. 5.5, 7.1, 7.3).  Tables 7-9 (resources of the whole design),
+9-1/9-2 (latencies of VELO and RMA operations) and 9-3 (message rates) hold the figures for the units
+still to come, for example::
+
+    Metric("VELO", "bench/velo", "message_rate_per_cycle", "messages sent per cycle", "",
+           None, "> 5 million/s (table 9-3)"),
 """
 
 from dataclasses import dataclass
