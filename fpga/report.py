@@ -193,7 +193,7 @@ def main(argv=None):
                          "time; the report's Fmax is their median, every seed's is kept)")
     ap.add_argument("--placer", choices=["heap", "static"], default="heap",
                     help="nextpnr-ecp5 placer (static: the electrostatic placer, faster on the 8-port "
-                         "HtaxPipelined; docs/performance.md)")
+                         "HtaxPipelined)")
     ap.add_argument("--force", action="store_true", help="rerun even if the Verilog is unchanged")
     args = ap.parse_args(argv)
     cfg = load(args.config)
