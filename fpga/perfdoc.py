@@ -16,7 +16,7 @@ from rtl.config import ROOT
 
 from . import metrics as registry
 
-__all__ = ["lookup", "format_value", "goal_met", "render", "main"]
+__all__ = ["lookup", "format_value", "goal_met", "render", "stale_keys", "main"]
 
 NOT_MEASURED = "not measured"
 
@@ -158,6 +158,14 @@ def render(metrics=None, sources=None, notes=None, build=ROOT / "build"):
     return "\n".join(out) + "\n"
 
 
+def stale_keys(metrics=None, build=ROOT / "build"):
+    """``(source, key)`` of every metric whose source file exists but lacks the key: a renamed metric
+    or a file from an older flow, which the page shows as "not measured"."""
+    metrics = registry.METRICS if metrics is None else metrics
+    docs = {s: _load(build, s) for s in {m.source for m in metrics}}
+    return [(m.source, m.key) for m in metrics if docs[m.source] is not None and lookup(docs[m.source], m.key) is None]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="directory with bench/ and reports/")
@@ -170,6 +178,8 @@ def main(argv=None):
     shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     print(f"wrote {shown} ({len(text.splitlines())} lines; {measured} of {len(registry.SOURCES)} "
           f"source files present)")
+    for source, key in stale_keys(build=args.build):
+        print(f"warning: build/{source}.json has no {key!r} (fpga/metrics.py): not measured", file=sys.stderr)
     return 0
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from fpga import metrics as registry
 from fpga.metrics import Metric, at_least, at_most
-from fpga.perfdoc import format_value, goal_met, lookup, main, render
+from fpga.perfdoc import format_value, goal_met, lookup, main, render, stale_keys
 from fpga.provenance import config_file, git_commit, provenance
 from rtl.config import ROOT
 
@@ -126,6 +126,12 @@ def test_main_writes_the_page(build, tmp_path, capsys):
     assert main(["--build", str(build), "--out", str(out)]) == 0
     assert out.read_text().startswith("# Performance\n")
     assert f"wrote {out}" in capsys.readouterr().out
+
+
+def test_stale_keys_are_named(build):
+    metrics = [Metric("T", "bench/toy", "ports", "ports"), Metric("T", "bench/toy", "renamed", "r"),
+               Metric("T", "bench/gone", "x", "x")]
+    assert stale_keys(metrics, build) == [("bench/toy", "renamed")]
 
 
 def test_provenance(monkeypatch):
