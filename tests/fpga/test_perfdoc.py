@@ -97,8 +97,11 @@ def test_helpers():
 def test_sections_notes_and_sources(build):
     metrics = [Metric("First", "bench/toy", "ports", "ports"), Metric("Second", "reports/toy", "ecp5_fmax_mhz",
                                                                        "Fmax", "MHz")]
-    text = render(metrics, SOURCES, {"Second": "A note."}, build=build)
-    assert text.index("## First") < text.index("## Second") < text.index("A note.") < text.index("## Sources")
+    note = "A note " + "that is long enough to wrap " * 3 + "`make report UNIT=toy` and `x y`."
+    text = render(metrics, SOURCES, {"Second": note}, build=build)
+    assert "A note that is long enough to wrap that is long enough to wrap that is long enough to wrap\n" in text
+    assert "`make report UNIT=toy` and `x y`." in text
+    assert text.index("## First") < text.index("## Second") < text.index("A note") < text.index("## Sources")
     assert ("| `build/bench/toy.json` | `python bench/toy.py` | abc1234 (dirty) | configs/mine.toml | "
             "2026-11-25 |") in text
     assert ("| `build/reports/toy.json` | `make report UNIT=toy` | def5678 | configs/default.toml | "
