@@ -35,7 +35,8 @@ COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "repl
 
 
 class LinkPort(wiring.Component):
-    """One end of an EXTOLL link.
+    """One end of an EXTOLL link: two ports, each one's ``tx_phit``/``tx_ctl`` wired to the other's
+    ``rx_phit``/``rx_ctl``, make a link.
 
     Parameters (keyword-only)
     -------------------------
@@ -54,9 +55,11 @@ class LinkPort(wiring.Component):
     counter_bits : int
         Width of the saturating event counters.
     replay_timeout : int
-        Reset value of the ``replay_timeout`` input, in cycles (1 to 65535).
+        ``init`` of the ``replay_timeout`` input, in cycles (1 to 65535): its value when a parent
+        Amaranth design leaves the input undriven.  In emitted Verilog (``link.v``) the input is a
+        plain port without a reset value, which the integrator must drive.
     max_replays : int
-        Reset value of the ``max_replays`` input (1 to 15).
+        ``init`` of the ``max_replays`` input (1 to 15), likewise.
 
     Members
     -------
@@ -70,9 +73,11 @@ class LinkPort(wiring.Component):
         Phit from the PHY, every cycle.
     replay_timeout : ``In(16)``
         Replay timer, cycles without acknowledgement progress before a replay; also the time the
-        receiver waits after a NAK before it may send another.
+        receiver waits after a NAK before it may send another.  Not checked: 0 starts a replay
+        every other cycle while a flit is unacknowledged.
     max_replays : ``In(4)``
-        Replays in a row without progress before the link-error state.
+        Replays in a row without progress before the link-error state (0: the first NAK or timeout
+        enters it).
     retrain : ``In(1)``
         Pulse: leave the link-error state; every unacknowledged flit is sent again.
     link_error : ``Out(1)``
