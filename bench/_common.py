@@ -2,8 +2,8 @@
 
 import json
 import platform
-import time
 
+from fpga.provenance import provenance
 from rtl.config import ROOT
 
 __all__ = ["BENCH_DIR", "DOCS_DIR", "write_bench"]
@@ -13,13 +13,16 @@ DOCS_DIR = ROOT / "docs"
 
 
 def write_bench(unit, metrics, config):
-    """Write ``build/bench/<unit>.json``: flat ``metrics`` (name -> number) plus ``config``."""
+    """Write ``build/bench/<unit>.json``: flat ``metrics`` (name -> number) plus ``config``.
+
+    ``config`` also records the host, the date, the commit and whether the tree was dirty
+    (:func:`fpga.provenance.provenance`), and the configuration file (``$CONFIG``)."""
     for k, v in metrics.items():
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise TypeError(f"metric {k!r} must be a number, not {v!r}")
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     out = dict(metrics)
-    out["config"] = dict(config, host=platform.node(), date=time.strftime("%Y-%m-%d"))
+    out["config"] = {**config, "host": platform.node(), **provenance()}
     path = BENCH_DIR / f"{unit}.json"
     path.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")

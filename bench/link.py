@@ -1,9 +1,14 @@
 """``make bench`` for the link port: efficiency, throughput, retry recovery, goodput under errors.
 
 Runs the RTL loop (rtl.net.loopback.LinkLoop: two default link ports, 16-cycle channel each way,
-traffic generators and checkers) on Verilator without per-cycle Python, and the recovery testbench
-(tests/net/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
+traffic generators and checkers on every VC) on Verilator without per-cycle Python, and the recovery
+testbench (tests/net/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
 ("Performance"); results go to build/bench/link.json.
+
+What counts as payload: a network-side packet is a route word, a network header, command words and
+payload words (docs/network.md).  To the link every one of them is payload (``link``: it cannot tell
+them apart); to the network layer only the payload words are (``strict``: the checkers count beats of
+kind PAYLOAD), the route word, the header and the command words are overhead.
 """
 
 import json
@@ -28,18 +33,19 @@ CYCLES = 200_000
 
 def loop(cfg, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        run_cocotb(LinkLoop(latency=LATENCY, **cfg), name="link_loop", test_module="tests.net.tb_link_loop",
-                   params=dict(params, out=f.name, check=True), seed=1)
+        top = LinkLoop(latency=LATENCY, **cfg)
+        run_cocotb(top, name="link_loop", test_module="tests.net.tb_link_loop",
+                   params=dict(params, vcs=top.params.vcs, out=f.name, check=True), seed=1)
         with open(f.name) as g:
             return json.load(g)
 
 
-def shape_run(cfg, cw, pw):
+def shape_run(cfg, vcs, cw, pw):
     s = loop(cfg, packets=0, cycles=CYCLES, fixed_cw=cw, fixed_pw=pw)
-    payload = sum(s[f"{x}{v}_payload"] for x in "ab" for v in range(2))
-    packets = sum(s[f"{x}{v}_received"] for x in "ab" for v in range(2))
+    payload = sum(s[f"{x}{v}_payload"] for x in "ab" for v in range(vcs))
+    packets = sum(s[f"{x}{v}_received"] for x in "ab" for v in range(vcs))
     raw = 2 * s["cycles"] * cfg["phit_bits"]          # both directions
-    words = 1 + cw + pw        # network header, command words, payload words
+    words = 2 + cw + pw        # route word, network header, command words, payload words
     return {"strict": payload * 64 / raw, "link": packets * words * 64 / raw, "s": s}
 
 
@@ -48,17 +54,18 @@ def main():
     p = LinkParams(**{k: v for k, v in cfg.items() if k not in ("replay_timeout", "max_replays")})
     metrics = {}
 
-    # efficiency_max_packet is the link's own figure: every bit of the largest network packet (network
-    # header, 3 command words, 8 payload words) is payload to the link.  The 56-byte and user-payload
-    # figures name the network layer's header, so there only the payload bytes count.
-    big = shape_run(cfg, 0, 8)
+    # efficiency_max_packet is the link's own figure: every bit of the largest network-side packet
+    # (route word, network header, 3 command words, 8 payload words: 13 words) is payload to the link.
+    # The 56-byte and user-payload figures name the network layer's overhead (route word, header), so
+    # there only the payload bytes count.
+    big = shape_run(cfg, p.vcs, 0, 8)
     metrics["efficiency_max_packet_user_payload"] = round(big["strict"], 4)
-    biggest = shape_run(cfg, 3, 8)
+    biggest = shape_run(cfg, p.vcs, 3, 8)
     metrics["efficiency_max_packet"] = round(biggest["link"], 4)
-    small = shape_run(cfg, 0, 7)
+    small = shape_run(cfg, p.vcs, 0, 7)
     metrics["efficiency_56B"] = round(small["strict"], 4)
     metrics["link_efficiency_56B"] = round(small["link"], 4)
-    single = p.data_flit_phits(8)       # network header + 7 payload words
+    single = p.data_flit_phits(2 + 7)   # route word + network header + 7 payload words
     metrics["efficiency_56B_single_packet"] = round(56 * 8 / (single * p.phit_bits), 4)
     metrics["link_cycles_56B_single_packet"] = single
 
@@ -67,14 +74,15 @@ def main():
     metrics["data_phits_per_cycle"] = round(min(s["a_data_phits"], s["b_data_phits"]) / s["cycles"], 4)
 
     clean = loop(cfg, packets=0, cycles=4 * CYCLES)
-    noisy = loop(cfg, packets=0, cycles=4 * CYCLES, flit_error=1e-3, flit_phits=p.flit_phits - 2)
-    pay = [sum(r[f"{x}{v}_payload"] for x in "ab" for v in range(2)) for r in (clean, noisy)]
+    noisy = loop(cfg, packets=0, cycles=4 * CYCLES, flit_error=1e-3, flit_phits=p.data_flit_phits(p.max_beats))
+    pay = [sum(r[f"{x}{v}_payload"] for x in "ab" for v in range(p.vcs)) for r in (clean, noisy)]
     metrics["goodput_at_1e-3"] = round(pay[1] / pay[0], 4)
     metrics["goodput_crc_errors"] = noisy["a_crc_errors"] + noisy["b_crc_errors"]
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(LinkPair(**cfg), name="link_pair_default", test_module="tests.net.tb_link_recovery",
-                   params=dict(latency=LATENCY, seq_bits=p.seq_bits, count=8, out=f.name), seed=1)
+                   params=dict(latency=LATENCY, seq_bits=p.seq_bits, seq_lsb=p.data_header["seq"].offset,
+                               vcs=p.vcs, count=8, out=f.name), seed=1)
         with open(f.name) as g:
             events = json.load(g)
     over = [e["recovery"] - 2 * e["latency"] - e["flit_phits"] for e in events]

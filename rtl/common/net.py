@@ -1,37 +1,79 @@
-"""The stream between a functional unit and the network port (dissertation ch. 7.3).
+"""Network packets: the route word, the network header and the beat streams (dissertation ch. 7.3).
 
-An EXTOLL network packet, as a functional unit (VELO, RMA) hands it to its network port and receives
-it back, is a sequence of 64-bit beats: one *network header* (:class:`NetHeader`), zero to three unit
-*command* words, and zero to eight *payload* words.  Each beat says which of the three it is
-(``kind``) and carries ``first``/``last``, so the network port frames a packet without knowing the
-unit's command format; the link (``rtl/net``) sends only the 64 data bits and recovers the framing
-from the header's two length fields.
+Two streams carry network packets, both a ``stream.Signature`` of :class:`NetBeat` (64-bit data, the
+beat's ``kind``, ``first``/``last``):
 
-The header's ``route`` is the source path of ch. 7.3 (routing characters consumed hop by hop); its
-character layout belongs to the network crossbar and is opaque here.  ``unit`` names the functional
-unit that receives the packet at the destination; ``specific`` is that unit's own header (a whole
-VELO header fits there, see ``docs/architecture.md``), longer unit formats (the RMA network
-descriptor) continue in the command words.
+* **FU side** (a functional unit and its network port): one *network header* beat
+  (:class:`NetHeader`), zero to three unit *command* beats, zero to eight *payload* beats.  The header
+  names the destination node (``dst_node``); the unit never sees a route.
+* **Network side** (network port, crossbar, link ports): the same packet behind a *route* beat
+  (:class:`NetRoute`), which the network port looks up for ``dst_node`` and the crossbars consume hop
+  by hop; the destination's network port removes it again.  A network-side packet is
+  ``2 + command_words + payload_words`` beats.
+
+The route word is the source path of ch. 7.3: up to four run-length-encoded routing characters
+(:class:`RouteChar`), ``chars[0]`` the current one.  A character either names a link port and the
+number of hops to take through it on the dateline VC 0 (``hops0``, first) and then on VC 1
+(``hops1``) -- every crossbar decrements the running count and consumes the character when both are
+zero -- or names a network port (``port >= EJECT``) where the packet leaves the network.  Which
+counter runs decides the packet's VC, so the route itself crosses the torus dateline.  Four 16-bit
+characters hold a minimal dimension-order route in any 3-D torus up to 64 x 64 x 64 (three link
+characters, one per dimension, with at most 32 hops each, and the ejecting one), as in the seed.
+
+Virtual channels (``docs/network.md``): a packet's message class (:class:`NetClass`) and its dateline
+VC together select one of four VCs, ``vc = 2 * class + dateline``, on every link and crossbar port, so
+requests never wait behind responses (protocol deadlock) and torus rings are broken at the dateline
+(routing deadlock).
 """
 
 from amaranth.lib import data, enum, stream
 
-__all__ = ["NetBeatKind", "NetUnit", "NetBeat", "NetHeader", "NetStreamSignature",
-           "MAX_PAYLOAD_WORDS", "MAX_COMMAND_WORDS"]
+__all__ = ["NetBeatKind", "NetUnit", "NetClass", "RouteError", "NetBeat", "NetHeader", "RouteChar", "NetRoute",
+           "NetStreamSignature", "net_vc", "MAX_PAYLOAD_WORDS", "MAX_COMMAND_WORDS", "ROUTE_CHARS", "EJECT",
+           "MAX_HOPS", "MAX_PACKET_BEATS", "NUM_NET_VCS", "NODE_BITS"]
 
 MAX_PAYLOAD_WORDS = 8   # one cache line per network packet, as on the HTAX
 MAX_COMMAND_WORDS = 3   # the 2-bit command_words field
+ROUTE_CHARS = 4         # routing characters in a route word
+EJECT = 8               # RouteChar.port at or above this names network port ``port - EJECT``
+MAX_HOPS = 63           # the 6-bit hop counters
+NUM_NET_VCS = 4         # 2 message classes x 2 dateline VCs
+NODE_BITS = 18          # node ids: every node of a 64 x 64 x 64 torus
+#: the longest network-side packet: route, header, command and payload words
+MAX_PACKET_BEATS = 2 + MAX_COMMAND_WORDS + MAX_PAYLOAD_WORDS
 
 
 class NetBeatKind(enum.Enum, shape=2):
-    HEADER = 0      # the network header, first beat of every packet
+    HEADER = 0      # the network header (first beat on the FU side, second on the network side)
     COMMAND = 1     # a unit command word
     PAYLOAD = 2
+    ROUTE = 3       # the route word, first beat of a network-side packet
 
 
-class NetUnit(enum.Enum, shape=4):
-    VELO = 1
-    RMA = 2
+class NetUnit(enum.Enum, shape=3):
+    """The functional unit a packet is for at its destination (0 and 4..7: no unit)."""
+    VELO = 1            # VELO completer
+    RMA_RESPONDER = 2   # RMA get and lock requests
+    RMA_COMPLETER = 3   # RMA put data, get and lock responses, notification puts
+
+
+class NetClass(enum.Enum, shape=1):
+    """Message class: a request's receiver may have to answer it; a response never needs an answer."""
+    REQUEST = 0
+    RESPONSE = 1
+
+
+def net_vc(cls, dateline):
+    """The VC of a packet of class ``cls`` on dateline VC ``dateline`` (0 or 1)."""
+    return 2 * int(getattr(cls, "value", cls)) + dateline
+
+
+class RouteError(enum.Enum, shape=2):
+    """Why a crossbar drops a packet (its route is not usable at this node)."""
+    NONE = 0
+    MISSING_PORT = 1    # a link port or network port this crossbar does not have
+    EXHAUSTED = 2       # a link character with no hops left: the route ends before a network port
+    MALFORMED = 3       # the packet does not start with a route beat
 
 
 class NetBeat(data.Struct):
@@ -42,21 +84,35 @@ class NetBeat(data.Struct):
 
 
 class NetHeader(data.Struct):
-    """First word of every network packet.
+    """The network header: the FU side's first beat, the network side's second.
 
-    The packet is ``1 + command_words + payload_words`` beats long.  ``payload_words`` above
-    :data:`MAX_PAYLOAD_WORDS` is not produced by the units; the link transports such a packet with
-    the length the field gives (up to 19 beats).
+    The FU-side packet is ``1 + command_words + payload_words`` beats long; ``payload_words`` above
+    :data:`MAX_PAYLOAD_WORDS` is malformed (the network port drops such a packet, the link clamps it).
     """
-    route: 16               # source path; the crossbar owns the routing-character layout
+    dst_node: NODE_BITS     # destination node (the network port looks up its route)
     unit: NetUnit
     command_words: 2        # unit command words after the header (0..3)
     payload_words: 4        # payload beats after the command words (0..MAX_PAYLOAD_WORDS)
-    src_node: 16
-    specific: 22            # the unit's own header fields
+    src_node: NODE_BITS
+    specific: 19            # the unit's own header fields
+
+
+class RouteChar(data.Struct):
+    """One routing character: ``port`` < :data:`EJECT` a link port, taken ``hops0`` times on dateline
+    VC 0 and then ``hops1`` times on VC 1; ``port`` >= :data:`EJECT` the network port ``port - EJECT``
+    (hop counts ignored).  A link character with both counts zero is an exhausted route."""
+    port: 4
+    hops0: 6
+    hops1: 6
+
+
+class NetRoute(data.Struct):
+    """The route word: ``chars[0]`` is the current character; consumed characters shift out."""
+    chars: data.ArrayLayout(RouteChar, ROUTE_CHARS)
 
 
 assert NetHeader.as_shape().size == 64
+assert NetRoute.as_shape().size == 64
 
 
 def NetStreamSignature():

@@ -1,11 +1,17 @@
 """Packet framing between the network-side beat stream and the link's per-VC beat stream (ch. 7.3).
 
 The link carries only the 64-bit beat data of each virtual channel.  Packet boundaries and beat kinds
-are not sent: they follow from the structure of an EXTOLL packet (:mod:`rtl.common.net`): one network
-header (:class:`~rtl.common.net.NetHeader`), ``command_words`` command words, ``payload_words``
-payload words, where the two counts are read from the header.  :class:`PacketShaper` enforces that
-structure on the transmit side, :class:`PacketRestorer` regenerates ``kind``/``first``/``last`` on
-the receive side from the same rule.
+are not sent: they follow from the structure of a network-side packet (:mod:`rtl.common.net`,
+``docs/network.md``): beat 0 the route word (:class:`~rtl.common.net.NetRoute`), beat 1 the network
+header (:class:`~rtl.common.net.NetHeader`), then ``command_words`` command words and
+``min(payload_words, 8)`` payload words, the two counts read from beat 1: :func:`packet_beats`.
+:class:`PacketShaper` enforces that structure on the transmit side, :class:`PacketRestorer` regenerates
+``kind``/``first``/``last`` on the receive side from the same rule.
+
+A ``payload_words`` field above :data:`~rtl.common.net.MAX_PAYLOAD_WORDS` is malformed; the link
+clamps the length to 8 payload words (so no network-side packet is longer than
+:data:`~rtl.common.net.MAX_PACKET_BEATS`, which the crossbar relies on) but carries the header word as
+it is, so the destination's network port still sees the bad field and drops the packet.
 
 Deviation from the dissertation: EXTOLL marks frames with start/end characters in the phit stream;
 deriving them from the network header costs no link bandwidth.  A packet that disagrees with its own
@@ -16,29 +22,41 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature
+from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NetBeatKind, NetHeader, NetStreamSignature
 
-__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "header_only", "last_index"]
+__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "header_only", "payload_clamped",
+           "last_index"]
 
-_IDX_BITS = 5   # packets have at most 1 + 3 + 15 beats (payload_words is a 4-bit field)
+_IDX = range(MAX_PACKET_BEATS)      # beat index inside a packet
+_ROUTE, _HEADER = 0, 1              # beat indices of the route word and the network header
 
 
 def header_only(header):
-    """The packet whose network header is ``header`` (a :class:`NetHeader` view) is that one beat."""
+    """The packet whose network header is ``header`` (a :class:`NetHeader` view) ends with it."""
     return (header.command_words == 0) & (header.payload_words == 0)
 
 
+def payload_clamped(header):
+    """``header.payload_words`` is above :data:`MAX_PAYLOAD_WORDS` (malformed; the link carries 8)."""
+    return header.payload_words > MAX_PAYLOAD_WORDS
+
+
 def last_index(header):
-    """Index of the last beat of the packet whose network header is ``header``."""
-    return header.command_words + header.payload_words
+    """Index of the last beat of the packet whose network header is ``header``: route, header,
+    ``command_words`` command beats, ``min(payload_words, 8)`` payload beats."""
+    pw = Mux(payload_clamped(header), MAX_PAYLOAD_WORDS, header.payload_words)
+    return _HEADER + header.command_words + pw
 
 
 class PacketShaper(wiring.Component):
     """Turn a network-side :class:`~rtl.common.net.NetBeat` stream into well-formed packet beats.
 
-    A packet whose ``last`` comes early is padded with zero beats up to the length its network header
-    gives; a packet whose ``last`` is missing at that length is cut there and its further beats are
-    dropped up to and including the next ``last``.  Either counts one ``malformed`` pulse.  The input's
+    A packet is ``2 + command_words + min(payload_words, 8)`` beats, the counts taken from its beat 1
+    (the network header).  A packet whose ``last`` comes early is padded with zero beats up to that
+    length (a packet that ends on its route beat gets a zero header: two beats); one whose ``last``
+    is missing at that length is cut there and its further beats are dropped up to and including
+    the next ``last``; one whose header has ``payload_words`` above 8 is carried with 8 payload
+    beats (and cut or padded to that).  Each such packet counts one ``malformed`` pulse.  The input's
     ``first`` and ``kind`` are not used.
 
     Members
@@ -56,12 +74,15 @@ class PacketShaper(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        idx = Signal(_IDX_BITS)
-        last_idx = Signal(_IDX_BITS)    # index of the packet's last beat
-        # The length is known from beat 0 (the network header), in beat 0 itself combinationally.
-        # PAD only runs after at least one beat, so the header there is always the registered one.
+        idx = Signal(_IDX)
+        last_idx = Signal(_IDX)     # index of the packet's last beat, from beat 1
+        clamped = Signal()          # the packet's payload_words was above 8
+        # The length is known from beat 1 (the network header), in beat 1 itself combinationally.
         hdr = NetHeader(self.i.payload.data)
-        at_end = Mux(idx == 0, header_only(hdr), idx == last_idx)
+        at_end = Mux(idx == _ROUTE, 0, Mux(idx == _HEADER, header_only(hdr), idx == last_idx))
+        # In PAD the packet's header is the registered one, or a padded zero header (padding from beat
+        # 1 on): that packet ends with it.
+        pad_end = (idx == _HEADER) | (idx == last_idx)
 
         with m.FSM():
             with m.State("PASS"):
@@ -69,12 +90,13 @@ class PacketShaper(wiring.Component):
                              self.i.ready.eq(self.o.ready)]
                 with m.If(self.o.valid & self.o.ready):
                     m.d.sync += idx.eq(idx + 1)
-                    with m.If(idx == 0):
-                        m.d.sync += last_idx.eq(last_index(hdr))
+                    with m.If(idx == _HEADER):
+                        m.d.sync += [last_idx.eq(last_index(hdr)), clamped.eq(payload_clamped(hdr))]
                     with m.If(at_end):
                         m.d.sync += idx.eq(0)
+                        # a header-only packet cannot have a clamped length: `clamped` is from beat 1
+                        m.d.comb += self.malformed.eq(~self.i.payload.last | (clamped & (idx != _HEADER)))
                         with m.If(~self.i.payload.last):
-                            m.d.comb += self.malformed.eq(1)
                             m.next = "DROP"
                     with m.Elif(self.i.payload.last):
                         m.d.comb += self.malformed.eq(1)
@@ -83,7 +105,7 @@ class PacketShaper(wiring.Component):
                 m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(0)]
                 with m.If(self.o.ready):
                     m.d.sync += idx.eq(idx + 1)
-                    with m.If(at_end):
+                    with m.If(pad_end):
                         m.d.sync += idx.eq(0)
                         m.next = "PASS"
             with m.State("DROP"):
@@ -94,7 +116,9 @@ class PacketShaper(wiring.Component):
 
 
 class PacketRestorer(wiring.Component):
-    """Regenerate ``kind``/``first``/``last`` for a stream of well-formed packet beats.
+    """Regenerate ``kind``/``first``/``last`` for a stream of well-formed packet beats (the rule of
+    :class:`PacketShaper`: ROUTE, HEADER, COMMAND x ``command_words``, PAYLOAD x
+    ``min(payload_words, 8)``).
 
     Members
     -------
@@ -107,25 +131,29 @@ class PacketRestorer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        idx = Signal(_IDX_BITS)
-        cmd_end = Signal(_IDX_BITS)     # index of the first payload beat
-        last_idx = Signal(_IDX_BITS)    # index of the last beat
+        idx = Signal(_IDX)
+        cmd_end = Signal(_IDX)      # index of the first payload beat
+        last_idx = Signal(_IDX)     # index of the last beat
         hdr = NetHeader(self.i.payload)
         m.d.comb += [self.o.valid.eq(self.i.valid), self.i.ready.eq(self.o.ready),
                      self.o.payload.data.eq(self.i.payload)]
-        # The input comes straight from the receive buffer's block RAM: little logic after it (timing).
-        with m.If(idx == 0):
-            m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER), self.o.payload.first.eq(1),
-                         self.o.payload.last.eq(header_only(hdr))]
-        with m.Else():
-            m.d.comb += [
-                self.o.payload.kind.eq(Mux(idx < cmd_end, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)),
-                self.o.payload.last.eq(idx == last_idx),
-            ]
+        # The input comes straight from the receive buffer's output register: little logic after it
+        # (timing); only the header beat's `last` depends on the beat itself.
+        with m.Switch(idx):
+            with m.Case(_ROUTE):
+                m.d.comb += [self.o.payload.kind.eq(NetBeatKind.ROUTE), self.o.payload.first.eq(1)]
+            with m.Case(_HEADER):
+                m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER),
+                             self.o.payload.last.eq(header_only(hdr))]
+            with m.Default():
+                m.d.comb += [
+                    self.o.payload.kind.eq(Mux(idx < cmd_end, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)),
+                    self.o.payload.last.eq(idx == last_idx),
+                ]
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += idx.eq(idx + 1)
-            with m.If(idx == 0):
-                m.d.sync += [cmd_end.eq(1 + hdr.command_words),
+            with m.If(idx == _HEADER):
+                m.d.sync += [cmd_end.eq(_HEADER + 1 + hdr.command_words),
                              last_idx.eq(last_index(hdr))]
             with m.If(self.o.payload.last):
                 m.d.sync += idx.eq(0)

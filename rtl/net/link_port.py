@@ -8,18 +8,20 @@ protected by a CRC (ch. 7.3).  The wire format, the protocol and the sizing rule
 
 Deviations from the dissertation (ch. 7.3 gives no more detail than the above):
 
-- packet boundaries are not marked in the phit stream; they follow from the command header
+- packet boundaries are not marked in the phit stream; they follow from the network header
   (:mod:`rtl.net.framing`), and a flit may carry the end of one packet and the start of the next;
 - a credit is one 64-bit beat of receive buffer, not one flit, so short flits do not waste buffer;
 - the phit width is a parameter (16, 32 or 64 data bits) and wider phits use CRC-32 instead of
-  CRC-16.
+  CRC-16;
+- four virtual channels by default (two message classes x two dateline VCs, ``docs/network.md``)
+  where the seed's link has two; the number is a parameter (2 or 4).
 """
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NetStreamSignature
+from rtl.common.net import NUM_NET_VCS, NetStreamSignature
 from rtl.common.params import check_int
 
 from .link_rx import LinkRx
@@ -33,7 +35,8 @@ COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "repl
 
 
 class LinkPort(wiring.Component):
-    """One end of an EXTOLL link.
+    """One end of an EXTOLL link: two ports, each one's ``tx_phit``/``tx_ctl`` wired to the other's
+    ``rx_phit``/``rx_ctl``, make a link.
 
     Parameters (keyword-only)
     -------------------------
@@ -43,6 +46,8 @@ class LinkPort(wiring.Component):
         Maximum data flit length in phits, header and CRC included, up to 64.
     replay_flits : int
         Replay buffer depth in flits: a power of two, 2 to 256.
+    vcs : int
+        Virtual channels: 2 or 4 (``vc = 2 * class + dateline``, ``docs/network.md``).
     rx_buffer_beats : int
         Receive buffer (credits) per virtual channel, in 64-bit beats: a power of two.
     seq_bits : int or None
@@ -50,15 +55,17 @@ class LinkPort(wiring.Component):
     counter_bits : int
         Width of the saturating event counters.
     replay_timeout : int
-        Reset value of the ``replay_timeout`` input, in cycles (1 to 65535).
+        ``init`` of the ``replay_timeout`` input, in cycles (1 to 65535): its value when a parent
+        Amaranth design leaves the input undriven.  In emitted Verilog (``link.v``) the input is a
+        plain port without a reset value, which the integrator must drive.
     max_replays : int
-        Reset value of the ``max_replays`` input (1 to 15).
+        ``init`` of the ``max_replays`` input (1 to 15), likewise.
 
     Members
     -------
-    tx : ``In(NetStreamSignature()).array(2)``
+    tx : ``In(NetStreamSignature()).array(vcs)``
         Packets to send, one stream per virtual channel.
-    rx : ``Out(NetStreamSignature()).array(2)``
+    rx : ``Out(NetStreamSignature()).array(vcs)``
         Received packets, one stream per virtual channel.
     tx_phit, tx_ctl : ``Out(phit_bits)``, ``Out(PhitCtl)``
         Phit to the PHY, every cycle.
@@ -66,9 +73,11 @@ class LinkPort(wiring.Component):
         Phit from the PHY, every cycle.
     replay_timeout : ``In(16)``
         Replay timer, cycles without acknowledgement progress before a replay; also the time the
-        receiver waits after a NAK before it may send another.
+        receiver waits after a NAK before it may send another.  Not checked: 0 starts a replay
+        every other cycle while a flit is unacknowledged.
     max_replays : ``In(4)``
-        Replays in a row without progress before the link-error state.
+        Replays in a row without progress before the link-error state (0: the first NAK or timeout
+        enters it).
     retrain : ``In(1)``
         Pulse: leave the link-error state; every unacknowledged flit is sent again.
     link_error : ``Out(1)``
@@ -87,18 +96,18 @@ class LinkPort(wiring.Component):
         On a bad parameter, with a message naming it.
     """
 
-    def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=64, rx_buffer_beats=128,
-                 seq_bits=None, counter_bits=16, replay_timeout=512, max_replays=4):
+    def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=32, vcs=NUM_NET_VCS,
+                 rx_buffer_beats=128, seq_bits=None, counter_bits=16, replay_timeout=512, max_replays=4):
         self.params = p = LinkParams(phit_bits=phit_bits, flit_phits=flit_phits,
-                                     replay_flits=replay_flits, rx_buffer_beats=rx_buffer_beats,
+                                     replay_flits=replay_flits, vcs=vcs, rx_buffer_beats=rx_buffer_beats,
                                      seq_bits=seq_bits, counter_bits=counter_bits)
         check_int("replay_timeout", replay_timeout, 1, 0xFFFF)
         check_int("max_replays", max_replays, 1, 15)
         self.replay_timeout_init = replay_timeout
         self.max_replays_init = max_replays
         ports = {
-            "tx": In(NetStreamSignature()).array(p.VCS),
-            "rx": Out(NetStreamSignature()).array(p.VCS),
+            "tx": In(NetStreamSignature()).array(p.vcs),
+            "rx": Out(NetStreamSignature()).array(p.vcs),
             "tx_phit": Out(p.phit_bits), "tx_ctl": Out(PhitCtl),
             "rx_phit": In(p.phit_bits), "rx_ctl": In(PhitCtl),
             "replay_timeout": In(16, init=replay_timeout),
@@ -114,7 +123,7 @@ class LinkPort(wiring.Component):
         p = self.params
         m.submodules.tx = tx = LinkTx(p)
         m.submodules.rx = rx = LinkRx(p)
-        for v in range(p.VCS):
+        for v in range(p.vcs):
             wiring.connect(m, wiring.flipped(self.tx[v]), tx.tx[v])
             wiring.connect(m, wiring.flipped(self.rx[v]), rx.rx[v])
         m.d.comb += [
@@ -130,20 +139,20 @@ class LinkPort(wiring.Component):
         # (one cycle more acknowledgement latency, which the protocol does not notice).
         m.d.sync += [tx.ack_valid.eq(rx.ack_valid), tx.ack.eq(rx.ack), tx.ack_nak.eq(rx.ack_nak),
                      tx.credit_valid.eq(rx.credit_valid), tx.nak_req.eq(rx.nak_req)]
-        m.d.sync += [tx.credit[v].eq(rx.credit[v]) for v in range(p.VCS)]
-        m.d.comb += [tx.freed[v].eq(rx.freed[v]) for v in range(p.VCS)]
+        m.d.sync += [tx.credit[v].eq(rx.credit[v]) for v in range(p.vcs)]
+        m.d.comb += [tx.freed[v].eq(rx.freed[v]) for v in range(p.vcs)]
 
         events = {
             "crc_errors": [rx.bad_flit], "retransmissions": [tx.ev_retransmit],
             "naks_sent": [tx.ev_nak_sent], "naks_received": [tx.ev_nak_received],
             "replay_timeouts": [tx.ev_timeout], "link_errors": [tx.irq],
-            "malformed_packets": [tx.ev_malformed[0], tx.ev_malformed[1]],
+            "malformed_packets": [tx.ev_malformed[v] for v in range(p.vcs)],
             "protocol_errors": [tx.ev_protocol, rx.overflow],
         }
         top = (1 << p.counter_bits) - 1
         for name, pulses in events.items():
             counter = getattr(self, name)
-            inc = Signal(2, name=f"{name}_inc")
+            inc = Signal(range(len(pulses) + 1), name=f"{name}_inc")
             m.d.sync += inc.eq(sum(pulses))      # registered: the counters are off the event paths
             with m.If(counter + inc >= top):
                 m.d.sync += counter.eq(top)

@@ -10,7 +10,7 @@ it accepts a flit or ``nak_holdoff`` cycles pass, so the flits already in flight
 each trigger a replay.
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -34,16 +34,18 @@ class LinkRx(wiring.Component):
     -------
     phit, ctl : ``In(phit_bits)``, ``In(PhitCtl)``
         From the PHY, one phit per cycle.
-    rx : ``Out(NetStreamSignature()).array(2)``
+    rx : ``Out(NetStreamSignature()).array(vcs)``
         Received packets per virtual channel.
-    freed : ``Out(credit_bits).array(2)``
+    freed : ``Out(credit_bits).array(vcs)``
         Cumulative credits to return (beats freed per VC).
     expected : ``Out(seq_bits)``
         Next expected sequence number: the cumulative acknowledgement to send.
     ack_valid, ack, ack_nak : ``Out(1)``, ``Out(seq_bits)``, ``Out(1)``
-        A good flit carried acknowledgement ``ack`` (a NAK when ``ack_nak``).
-    credit_valid, credit : ``Out(1)``, ``Out(credit_bits).array(2)``
-        A good control flit carried the peer's cumulative credit counters.
+        A good flit carried acknowledgement ``ack`` (a NAK when ``ack_nak``); ``ack`` and ``ack_nak``
+        are meaningful only while ``ack_valid`` is high.
+    credit_valid, credit : ``Out(1)``, ``Out(credit_bits).array(vcs)``
+        A good control flit carried the peer's cumulative credit counters (``credit`` is meaningful
+        only while ``credit_valid`` is high).
     nak_req : ``Out(1)``
         Pulse: send a NAK.
     nak_holdoff : ``In(16)``
@@ -58,11 +60,11 @@ class LinkRx(wiring.Component):
         p = params
         super().__init__({
             "phit": In(p.phit_bits), "ctl": In(PhitCtl),
-            "rx": Out(NetStreamSignature()).array(p.VCS),
-            "freed": Out(p.credit_bits).array(p.VCS),
+            "rx": Out(NetStreamSignature()).array(p.vcs),
+            "freed": Out(p.credit_bits).array(p.vcs),
             "expected": Out(p.seq_bits),
             "ack_valid": Out(1), "ack": Out(p.seq_bits), "ack_nak": Out(1),
-            "credit_valid": Out(1), "credit": Out(p.credit_bits).array(p.VCS),
+            "credit_valid": Out(1), "credit": Out(p.credit_bits).array(p.vcs),
             "nak_req": Out(1), "nak_holdoff": In(16, init=1024),
             "bad_flit": Out(1), "overflow": Out(1),
         })
@@ -73,7 +75,7 @@ class LinkRx(wiring.Component):
         W, P, S = p.phit_bits, p.phits_per_beat, p.seq_bits
 
         bufs = []
-        for vc in range(p.VCS):
+        for vc in range(p.vcs):
             buf = RxBuffer(p)
             m.submodules[f"buf{vc}"] = buf
             wiring.connect(m, wiring.flipped(self.rx[vc]), buf.o)
@@ -176,25 +178,27 @@ class LinkRx(wiring.Component):
             m.d.sync += [in_flit.eq(0), stray.eq(0)]
 
         want_nak = Signal()
+        # ack, ack_nak and credit are read only with their valid strobe: not gated by it (timing: the
+        # port registers them, and a gate would make the flit checks reach those registers' resets).
+        m.d.comb += [self.ack.eq(Mux(is_ctrl, chdr.ack, dhdr.ack)), self.ack_nak.eq(is_ctrl & chdr.nak)]
+        m.d.comb += [self.credit[v].eq(chdr.credit[v]) for v in range(p.vcs)]
         with m.If(good_eof):
             m.d.comb += self.ack_valid.eq(1)
             with m.If(is_ctrl):
-                m.d.comb += [self.ack.eq(chdr.ack), self.ack_nak.eq(chdr.nak), self.credit_valid.eq(1)]
-                m.d.comb += [self.credit[v].eq(chdr.credit[v]) for v in range(p.VCS)]
+                m.d.comb += self.credit_valid.eq(1)
             with m.Else():
-                m.d.comb += self.ack.eq(dhdr.ack)
                 with m.If(in_seq & ~ovf):
-                    m.d.comb += [bufs[v].commit.eq(vc == v) for v in range(p.VCS)]
+                    m.d.comb += [bufs[v].commit.eq(vc == v) for v in range(p.vcs)]
                     m.d.sync += [expected.eq(expected + 1), nak_out.eq(0)]
                 with m.Else():
-                    m.d.comb += [bufs[v].rollback.eq(1) for v in range(p.VCS)]
+                    m.d.comb += [bufs[v].rollback.eq(1) for v in range(p.vcs)]
                     with m.If(in_seq):
                         m.d.comb += [self.overflow.eq(1), want_nak.eq(1)]
                     with m.Elif(is_ahead):
                         m.d.comb += want_nak.eq(1)
         with m.If(bad):
             m.d.comb += [self.bad_flit.eq(1), want_nak.eq(1)]
-            m.d.comb += [bufs[v].rollback.eq(1) for v in range(p.VCS)]
+            m.d.comb += [bufs[v].rollback.eq(1) for v in range(p.vcs)]
 
         with m.If(nak_out):
             m.d.sync += holdoff.eq(holdoff + 1)

@@ -17,8 +17,9 @@ the link-error state: it sends only control flits (so the peer still gets acks a
 ``link_error`` and strobes ``irq``.  ``retrain`` leaves that state and replays every unacknowledged
 flit, so nothing the port accepted is lost.
 
-When there is nothing else to send the port sends control flits back to back: they carry the
-cumulative acknowledgement, a NAK flag and the cumulative credit counters of both VCs.
+A new data flit goes to the next VC after the previous one's, round-robin, among the VCs that have a
+beat and a credit.  When there is nothing else to send the port sends control flits back to back:
+they carry the cumulative acknowledgement, a NAK flag and the cumulative credit counters of every VC.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -50,7 +51,7 @@ class LinkTx(wiring.Component):
 
     Members
     -------
-    tx : ``In(NetStreamSignature()).array(2)``
+    tx : ``In(NetStreamSignature()).array(vcs)``
         Packets to send per virtual channel.
     phit, ctl : ``Out(phit_bits)``, ``Out(PhitCtl)``
         To the PHY, one phit per cycle (registered).
@@ -65,7 +66,7 @@ class LinkTx(wiring.Component):
     link_error, irq : ``Out(1)``
         Link-error state; one-cycle strobe on entering it.
     ev_retransmit, ev_nak_sent, ev_nak_received, ev_timeout, ev_malformed, ev_protocol : ``Out(1)``
-        Event pulses for the counters (``ev_malformed`` may pulse for both VCs: it is two bits).
+        Event pulses for the counters (``ev_malformed`` has one bit per VC: several may pulse at once).
     tx_data_phit : ``Out(1)``
         The phit on ``phit`` belongs to a data flit (performance monitoring).
     """
@@ -74,16 +75,16 @@ class LinkTx(wiring.Component):
         self.params = require_params(params)
         p = params
         super().__init__({
-            "tx": In(NetStreamSignature()).array(p.VCS),
+            "tx": In(NetStreamSignature()).array(p.vcs),
             "phit": Out(p.phit_bits), "ctl": Out(PhitCtl),
             "expected": In(p.seq_bits),
             "ack_valid": In(1), "ack": In(p.seq_bits), "ack_nak": In(1),
-            "credit_valid": In(1), "credit": In(p.credit_bits).array(p.VCS),
-            "nak_req": In(1), "freed": In(p.credit_bits).array(p.VCS),
+            "credit_valid": In(1), "credit": In(p.credit_bits).array(p.vcs),
+            "nak_req": In(1), "freed": In(p.credit_bits).array(p.vcs),
             "replay_timeout": In(16, init=1024), "max_replays": In(4, init=4), "retrain": In(1),
             "link_error": Out(1), "irq": Out(1),
             "ev_retransmit": Out(1), "ev_nak_sent": Out(1), "ev_nak_received": Out(1),
-            "ev_timeout": Out(1), "ev_malformed": Out(p.VCS), "ev_protocol": Out(1),
+            "ev_timeout": Out(1), "ev_malformed": Out(p.vcs), "ev_protocol": Out(1),
             "tx_data_phit": Out(1),
         })
 
@@ -96,7 +97,7 @@ class LinkTx(wiring.Component):
         # Shaper, then a register FIFO: the flit logic sees registered valid/data, the network side a
         # registered ready (timing).
         shapers = []
-        for vc in range(p.VCS):
+        for vc in range(p.vcs):
             sh = PacketShaper()
             fifo = BeatBuffer()
             m.submodules[f"shaper{vc}"] = sh
@@ -107,7 +108,7 @@ class LinkTx(wiring.Component):
             shapers.append(fifo)
 
         # Replay buffer: beats at (slot, beat); per-slot metadata (vc, beat count).
-        meta_layout = Cat(Signal(1), Signal(p.beat_cnt_bits)).shape()
+        meta_layout = Cat(Signal(p.vc_bits), Signal(p.beat_cnt_bits)).shape()
         m.submodules.replay = rmem = Memory(shape=64, depth=R << p.beat_idx_bits, init=[])
         m.submodules.meta = mmem = Memory(shape=meta_layout, depth=R, init=[])
         rwp = rmem.write_port()
@@ -124,13 +125,14 @@ class LinkTx(wiring.Component):
         hdr = Signal(p.header_phits * W)     # shifted right by one phit per header phit sent
         hdr_idx = Signal(range(p.header_phits + 1))
         hdr_last = Signal(range(p.header_phits + 1))
-        cur_vc = Signal()
+        cur_vc = Signal(p.vc_bits)
+        new_vc = Signal(p.vcs)          # one-hot cur_vc of a new data flit, 0 otherwise (timing: the pops)
         cur_seq = Signal(S)
         nbeats = Signal(p.beat_cnt_bits)
         beat_cnt = Signal(p.beat_cnt_bits)
         j = Signal(range(P))
         beat_reg = Signal(64)           # the beat being sent, shifted right by one phit per phit
-        last_vc = Signal()
+        last_vc = Signal(p.vc_bits, init=p.vcs - 1)     # VC of the last new data flit: VC 0 goes first
 
         next_seq = Signal(S)
         next_seq_p1 = Signal(S, init=1)     # next_seq + 1, kept as a register (timing)
@@ -145,17 +147,17 @@ class LinkTx(wiring.Component):
         cur_first = Signal()            # the flit in progress is the first of a replay
         in_first = (kind == _REPLAY) & cur_first & (state != _IDLE)
         link_error = Signal()
-        sent = [Signal(C, name=f"sent{v}") for v in range(p.VCS)]
-        peer_freed = [Signal(C, name=f"peer_freed{v}") for v in range(p.VCS)]
-        credit_sent = [Signal(C, name=f"credit_sent{v}") for v in range(p.VCS)]
+        sent = [Signal(C, name=f"sent{v}") for v in range(p.vcs)]
+        peer_freed = [Signal(C, name=f"peer_freed{v}") for v in range(p.vcs)]
+        credit_sent = [Signal(C, name=f"credit_sent{v}") for v in range(p.vcs)]
         since_ctrl = Signal(range(CTRL_EVERY + 1))
         m.d.comb += self.link_error.eq(link_error)
 
-        avail = [Signal(C + 1, name=f"avail{v}") for v in range(p.VCS)]
+        avail = [Signal(C + 1, name=f"avail{v}") for v in range(p.vcs)]
         # credit_ok: at least one credit, registered from the previous cycle's count (timing).  At most
         # one beat per cycle is sent, so >= 2 then means >= 1 now; one credit of the pool goes unused.
-        credit_ok = [Signal(name=f"credit_ok{v}", init=1) for v in range(p.VCS)]
-        for v in range(p.VCS):
+        credit_ok = [Signal(name=f"credit_ok{v}", init=1) for v in range(p.vcs)]
+        for v in range(p.vcs):
             m.d.comb += avail[v].eq(p.rx_buffer_beats - (sent[v] - peer_freed[v])[:C])
             m.d.sync += credit_ok[v].eq(avail[v] >= 2)
         # outstanding = next_seq - ack_seq, kept as a register with the two window compares of its next
@@ -167,9 +169,18 @@ class LinkTx(wiring.Component):
         replay_active = replaying & (replay_ptr != next_seq)
         m.d.sync += replay_ptr_prev.eq(replay_ptr)
         meta_ok = replay_ptr == replay_ptr_prev
+        # The flit choice reads replay_active a cycle late (timing: the sequence compare is off the path
+        # into the flit header).  That is exact whenever a replay flit may start: it starts only when
+        # replay_ptr did not change in the previous cycle (meta_ok) and no trigger came in it (rp_reset),
+        # and next_seq and `replaying` cannot end a replay on their own (next_seq moves away from
+        # replay_ptr; `replaying` clears only after replay_active was low).  Otherwise the port waits
+        # one idle cycle, as it does for the metadata.
+        replay_seen = Signal()
+        rp_reset = Signal()         # replay_ptr was set to ack_seq in the previous cycle (a trigger)
+        m.d.sync += replay_seen.eq(replay_active)
         m.d.comb += mrp.addr.eq(replay_ptr[:rbits])
-        meta_vc = mrp.data[0]
-        meta_beats = mrp.data[1:]
+        meta_vc = mrp.data[:p.vc_bits]
+        meta_beats = mrp.data[p.vc_bits:]
 
         # Beat source of the flit in progress.
         src_valid = Signal()
@@ -177,8 +188,10 @@ class LinkTx(wiring.Component):
         with m.If(kind == _REPLAY):
             m.d.comb += [src_valid.eq(1), src_data.eq(rrp.data)]
         with m.Else():
-            m.d.comb += [src_valid.eq(Mux(cur_vc, shapers[1].o.valid, shapers[0].o.valid)),
-                         src_data.eq(Mux(cur_vc, shapers[1].o.payload, shapers[0].o.payload))]
+            with m.Switch(cur_vc):
+                for v, sh in enumerate(shapers):
+                    with m.Case(v):
+                        m.d.comb += [src_valid.eq(sh.o.valid), src_data.eq(sh.o.payload)]
         # Whether the flit ends at the next beat boundary instead of taking another beat: the replayed
         # flit's length is reached, or for new data the source has no beat, the flit is full, the peer
         # has no credit, or a NAK, replay or link error is pending (which ends the flit at a beat
@@ -188,7 +201,7 @@ class LinkTx(wiring.Component):
         # for the next boundary.
         at_beat = (state == _BODY) & (j == 0)
         end_now = Signal()
-        cur_ok = Mux(cur_vc, credit_ok[1], credit_ok[0])
+        cur_ok = Cat(*credit_ok).bit_select(cur_vc, 1)
         if P > 1:
             end_pre = Signal()
             m.d.sync += end_pre.eq(Mux(
@@ -218,8 +231,8 @@ class LinkTx(wiring.Component):
                      rwp.data.eq(src_data),
                      rwp.en.eq(consume & (kind == _DATA))]
         for v, sh in enumerate(shapers):
-            m.d.comb += sh.o.ready.eq(consume & (kind == _DATA) & (cur_vc == v))
-            with m.If(consume & (kind == _DATA) & (cur_vc == v)):
+            m.d.comb += sh.o.ready.eq(consume & new_vc[v])
+            with m.If(consume & new_vc[v]):
                 m.d.sync += sent[v].eq(sent[v] + 1)
 
         # The phit of this cycle.
@@ -266,27 +279,40 @@ class LinkTx(wiring.Component):
         decide = emit_crc | (state == _IDLE)
         # Replay window: outstanding + finish_data < R, as two compares of registers and a select.
         window_ok = Mux(finish_data, win_lt_r1, win_lt_r)
-        can = [shapers[v].o.valid & credit_ok[v] for v in range(p.VCS)]
+        can = [shapers[v].o.valid & credit_ok[v] for v in range(p.vcs)]
         credit_dirty = Signal()     # registered (timing): an update may wait one more cycle
         m.d.sync += credit_dirty.eq(
-            (self.freed[0] != credit_sent[0]) | (self.freed[1] != credit_sent[1]))
+            Cat(*(self.freed[v] != credit_sent[v] for v in range(p.vcs))).any())
+        # Round-robin among the VCs that can send: the first after last_vc.  A function of registers
+        # only (the `can` flags and last_vc: 6 inputs for 4 VCs, one LUT4 level and the slice's
+        # PFUMX/L6MUX), beside the header select rather than in front of it.
+        rr_pick = Signal(p.vc_bits)
+        with m.Switch(last_vc):
+            for prev in range(p.vcs):
+                order = [(prev + k) % p.vcs for k in range(1, p.vcs + 1)]
+                pick = order[-1]
+                for v in reversed(order[:-1]):
+                    pick = Mux(can[v], v, pick)
+                with m.Case(prev):
+                    m.d.comb += rr_pick.eq(pick)
         d_hdr = p.data_header(Signal(p.data_header.size, name="d_hdr"))
         c_hdr = p.ctrl_header(Signal(p.ctrl_header.size, name="c_hdr"))
-        d_vc = Signal()
+        d_vc = Signal(p.vc_bits)
         d_seq = Signal(S)
         m.d.comb += [d_hdr.type.eq(FlitType.DATA), d_hdr.ack.eq(self.expected),
                      d_hdr.vc.eq(d_vc), d_hdr.seq.eq(d_seq),
                      c_hdr.type.eq(FlitType.CTRL), c_hdr.ack.eq(self.expected),
                      c_hdr.nak.eq(nak_pending)]
-        m.d.comb += [c_hdr.credit[v].eq(self.freed[v]) for v in range(p.VCS)]
+        m.d.comb += [c_hdr.credit[v].eq(self.freed[v]) for v in range(p.vcs)]
 
         def start(k, vc, seq, header, hphits):
             m.d.sync += [state.eq(_HDR), kind.eq(k), cur_vc.eq(vc), cur_seq.eq(seq), hdr.eq(header),
-                         hdr_idx.eq(0), hdr_last.eq(hphits - 1), beat_cnt.eq(0)]
+                         hdr_idx.eq(0), hdr_last.eq(hphits - 1), beat_cnt.eq(0),
+                         new_vc.eq((1 << vc) if k == _DATA else 0)]
 
         def start_ctrl():
             start(_CTRL, 0, 0, c_hdr.as_value(), p.ctrl_header_phits)
-            m.d.sync += [credit_sent[v].eq(self.freed[v]) for v in range(p.VCS)]
+            m.d.sync += [credit_sent[v].eq(self.freed[v]) for v in range(p.vcs)]
             m.d.sync += since_ctrl.eq(0)
             with m.If(nak_pending):
                 m.d.comb += self.ev_nak_sent.eq(1)
@@ -296,8 +322,8 @@ class LinkTx(wiring.Component):
             m.d.sync += state.eq(_IDLE)
             with m.If(nak_pending | link_error):
                 start_ctrl()
-            with m.Elif(replay_active):
-                with m.If(meta_ok):
+            with m.Elif(replay_seen | rp_reset):
+                with m.If(meta_ok & ~rp_reset):
                     m.d.comb += [d_vc.eq(meta_vc), d_seq.eq(replay_ptr)]
                     start(_REPLAY, meta_vc, replay_ptr, d_hdr.as_value(), p.data_header_phits)
                     m.d.sync += [nbeats.eq(meta_beats), replay_ptr.eq(replay_ptr + 1),
@@ -305,8 +331,8 @@ class LinkTx(wiring.Component):
                     m.d.comb += self.ev_retransmit.eq(1)
             with m.Elif(credit_dirty & (since_ctrl == CTRL_EVERY)):
                 start_ctrl()
-            with m.Elif(window_ok & (can[0] | can[1])):
-                vc = Mux(can[0] & can[1], ~last_vc, can[1])
+            with m.Elif(window_ok & Cat(*can).any()):
+                vc = rr_pick
                 new_seq = Mux(finish_data, next_seq_p1, next_seq)
                 m.d.comb += [d_vc.eq(vc), d_seq.eq(new_seq)]
                 start(_DATA, vc, new_seq, d_hdr.as_value(), p.data_header_phits)
@@ -330,7 +356,6 @@ class LinkTx(wiring.Component):
         a_moves = Signal()
         a_adv = Signal(S)
         a_past = Signal()           # the ack is past the replay pointer
-        rp_reset = Signal()         # replay_ptr was set to ack_seq in the cycle of the check
         adv = (self.ack - ack_seq)[:S]
         m.d.sync += [a_valid.eq(self.ack_valid), a_ack.eq(self.ack), a_nak.eq(self.ack_nak),
                      a_in_window.eq(adv <= outstanding), a_moves.eq(adv != 0), a_adv.eq(adv),
@@ -350,14 +375,14 @@ class LinkTx(wiring.Component):
         # Credits in two stages like the acks (timing): peer_freed changes only through them, and sent
         # only grows, so the check stays valid a cycle later.
         c_valid = Signal()
-        c_credit = [Signal(C, name=f"c_credit{v}") for v in range(p.VCS)]
-        c_ok = [Signal(name=f"c_ok{v}") for v in range(p.VCS)]
+        c_credit = [Signal(C, name=f"c_credit{v}") for v in range(p.vcs)]
+        c_ok = [Signal(name=f"c_ok{v}") for v in range(p.vcs)]
         m.d.sync += c_valid.eq(self.credit_valid)
-        for v in range(p.VCS):
+        for v in range(p.vcs):
             m.d.sync += [c_credit[v].eq(self.credit[v]),
                          c_ok[v].eq((self.credit[v] - peer_freed[v])[:C] <= (sent[v] - peer_freed[v])[:C])]
         with m.If(c_valid):
-            for v in range(p.VCS):
+            for v in range(p.vcs):
                 with m.If(c_ok[v]):
                     m.d.sync += peer_freed[v].eq(c_credit[v])
                 with m.Else():
@@ -365,11 +390,19 @@ class LinkTx(wiring.Component):
 
         # Replay triggers: NAK, replay timer; failed attempts lead to the link-error state.
         remaining = Mux(progress, next_seq != a_ack, unacked)
-        out_base = Signal(S)         # the next outstanding without this cycle's finish_data
-        m.d.comb += out_base.eq(outstanding - Mux(progress, a_adv, 0))
+        # The next outstanding without this cycle's finish_data, for both outcomes of `progress`; the
+        # window compares are made on both from registers and chosen last (timing: `progress` and
+        # `finish_data` come late, the subtraction does not wait for them).
+        out_acked = Signal(S)
+        m.d.comb += out_acked.eq(outstanding - a_adv)
+        out_base = Mux(progress, out_acked, outstanding)
+
+        def below(limit):
+            return Mux(progress, out_acked < limit, outstanding < limit)
+
         m.d.sync += [outstanding.eq(out_base + finish_data),
-                     win_lt_r.eq(Mux(finish_data, out_base < R - 1, out_base < R)),
-                     win_lt_r1.eq(Mux(finish_data, out_base < R - 2, out_base < R - 1))]
+                     win_lt_r.eq(Mux(finish_data, below(R - 1), below(R))),
+                     win_lt_r1.eq(Mux(finish_data, below(R - 2), below(R - 1)))]
         # A NAK that arrives before the first flit of the current replay has been sent completely was
         # asked for by a flit sent before the replay (the receiver decides at a flit's end): that
         # replay already resends everything unacknowledged, so the NAK is stale and triggers nothing

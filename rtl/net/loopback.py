@@ -1,7 +1,8 @@
 """Simulation-only harness: two link ports, an error-injecting channel, traffic generators, checkers.
 
 Not part of the NIC.  It lets the long runs (``make soak``, ``bench/link.py``) go without per-cycle
-Python: every packet is a function of its VC and its number (:func:`_beat`), so a checker recomputes
+Python: every network-side packet (route word, network header, command and payload words) is a
+function of its VC and its number (:func:`_beat`), so a checker recomputes
 what it must receive and counts mismatches; the channel draws its errors from xorshift generators.
 The Python channel model (:mod:`sim.channel`) covers the flit-level error kinds; this one injects bit
 flips, dropped phits and burst errors, with probabilities given as 32-bit thresholds on ports.
@@ -11,7 +12,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
+from rtl.common.net import MAX_PACKET_BEATS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 
 from .link_port import COUNTERS, LinkPort
 from .params import PhitCtl
@@ -19,6 +20,7 @@ from .params import PhitCtl
 __all__ = ["LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck"]
 
 _K = 0x9E3779B97F4A7C15
+_K_ROUTE = 0xC2B2AE3D27D4EB4F
 
 
 def _xorshift(m, state):
@@ -39,17 +41,19 @@ def _structure(pkt):
 
 
 def _beat(m, vc, pkt, idx, cw, pw, fixed_cw, fixed_pw, fixed):
-    """Data and framing of beat ``idx`` of packet ``pkt`` on ``vc``."""
+    """Data and framing of beat ``idx`` of network-side packet ``pkt`` on ``vc``: route word, network
+    header, ``cw`` command words, ``pw`` payload words."""
     cw = Mux(fixed, fixed_cw, cw)
     pw = Mux(fixed, fixed_pw, pw)
-    length = 1 + cw + pw
-    word = Cat(idx[:5], Const(vc, 1), Const(0, 2), pkt[:32], Const(0, 24)) ^ (pkt * _K)[:64]
+    length = 2 + cw + pw
+    word = Cat(idx[:4], Const(vc, 4), pkt[:32], Const(0, 24)) ^ (pkt * _K)[:64]
     header = Signal(NetHeader)
-    m.d.comb += [header.route.eq((pkt * _K)[38:54]), header.unit.eq(NetUnit.VELO),
+    m.d.comb += [header.dst_node.eq((pkt * _K)[38:54]), header.unit.eq(NetUnit.VELO),
                  header.command_words.eq(cw), header.payload_words.eq(pw),
                  header.src_node.eq(pkt[:16]), header.specific.eq((pkt * _K)[:22])]
-    data = Mux(idx == 0, header.as_value(), word)
-    kind = Mux(idx == 0, NetBeatKind.HEADER, Mux(idx < 1 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD))
+    data = Mux(idx == 0, (pkt * _K_ROUTE)[:64] ^ vc, Mux(idx == 1, header.as_value(), word))
+    kind = Mux(idx == 0, NetBeatKind.ROUTE, Mux(idx == 1, NetBeatKind.HEADER,
+                                                 Mux(idx < 2 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)))
     return data, kind, idx == 0, idx == length - 1
 
 
@@ -111,7 +115,7 @@ class TrafficGen(wiring.Component):
         m = Module()
         rng = _xorshift(m, Signal(32, init=(self.seed & 0xffffffff) | 1))
         pkt = Signal(32)
-        idx = Signal(5)
+        idx = Signal(range(MAX_PACKET_BEATS))
         cw, pw = _structure(pkt)
         data, kind, first, last = _beat(m, self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
                                         self.fixed)
@@ -143,7 +147,7 @@ class TrafficCheck(wiring.Component):
         m = Module()
         rng = _xorshift(m, Signal(32, init=(self.seed & 0xffffffff) | 1))
         pkt = Signal(32)
-        idx = Signal(5)
+        idx = Signal(range(MAX_PACKET_BEATS))
         cw, pw = _structure(pkt)
         data, kind, first, last = _beat(m, self.vc, pkt, idx, cw, pw, self.fixed_cw, self.fixed_pw,
                                         self.fixed)
@@ -163,9 +167,9 @@ class TrafficCheck(wiring.Component):
 
 
 class LinkLoop(wiring.Component):
-    """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on both VCs both ways.
+    """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on every VC both ways.
 
-    Members (``<x>`` is ``a`` or ``b``, ``<v>`` is 0 or 1): ``packets``, ``src_stall``, ``dst_stall``,
+    Members (``<x>`` is ``a`` or ``b``, ``<v>`` a VC, 0 .. ``vcs - 1``): ``packets``, ``src_stall``, ``dst_stall``,
     ``fixed``/``fixed_cw``/``fixed_pw`` (one packet shape for the efficiency runs), ``flip``/``drop``/
     ``burst`` (channel error thresholds, both directions), ``<x>_<counter>`` (link port counters),
     ``<x><v>_sent``/``_received``/``_errors``/``_payload`` (traffic), ``<x>_data_phits``/
@@ -189,7 +193,7 @@ class LinkLoop(wiring.Component):
             members[f"{x}_link_error"] = Out(1)
             for name in ("data_phits", "busy_phits", "data_flits", "injected"):
                 members[f"{x}_{name}"] = Out(32)
-            for v in range(2):
+            for v in range(p.vcs):
                 for name in ("sent", "received", "errors", "payload"):
                     members[f"{x}{v}_{name}"] = Out(32)
         super().__init__(members)
@@ -220,7 +224,7 @@ class LinkLoop(wiring.Component):
                     m.d.sync += getattr(self, f"{x}_data_flits").eq(getattr(self, f"{x}_data_flits") + 1)
             with m.If(busy):
                 m.d.sync += getattr(self, f"{x}_busy_phits").eq(getattr(self, f"{x}_busy_phits") + 1)
-            for v in range(2):
+            for v in range(p.vcs):
                 gen = TrafficGen(vc=v, seed=seed * 3 + v * 101)
                 chk = TrafficCheck(vc=v, seed=seed * 5 + v * 37)
                 m.submodules[f"gen_{x}{v}"] = gen

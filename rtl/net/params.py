@@ -1,7 +1,7 @@
 """Link-layer parameters, phit control codes and flit header layouts (dissertation ch. 7.3).
 
 Everything the transmitter, the receiver, the channel models and the tests must agree on is derived
-here from five parameters, so no other module computes a field width or a header size by hand.
+here from six parameters, so no other module computes a field width or a header size by hand.
 See ``docs/link.md`` for the wire format these definitions describe.
 """
 
@@ -9,6 +9,7 @@ from amaranth.lib import data, enum
 from amaranth.lib.crc import catalog
 from amaranth.utils import exact_log2
 
+from rtl.common.net import NUM_NET_VCS
 from rtl.common.params import check_choice, check_int, check_pow2
 
 __all__ = ["PhitCtl", "FlitType", "LinkParams", "require_params"]
@@ -38,6 +39,8 @@ class LinkParams:
         Maximum phits in a data flit, header and CRC included (at most 64).
     replay_flits : int
         Replay buffer depth in flits, a power of two from 2 to 256.
+    vcs : int
+        Virtual channels, 2 or 4 (the network layer's four: ``docs/network.md``).
     rx_buffer_beats : int
         Receive buffer per virtual channel in 64-bit beats (the credit pool), a power of two >= 4.
     seq_bits : int or None
@@ -51,15 +54,16 @@ class LinkParams:
         On a parameter out of range; the message names the parameter and the value.
     """
 
-    VCS = 2
-
-    def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=64, rx_buffer_beats=128,
-                 seq_bits=None, counter_bits=16):
+    def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=32, vcs=NUM_NET_VCS,
+                 rx_buffer_beats=128, seq_bits=None, counter_bits=16):
         for name, value in (("phit_bits", phit_bits), ("flit_phits", flit_phits),
-                            ("replay_flits", replay_flits), ("rx_buffer_beats", rx_buffer_beats),
-                            ("counter_bits", counter_bits)):
+                            ("replay_flits", replay_flits), ("vcs", vcs),
+                            ("rx_buffer_beats", rx_buffer_beats), ("counter_bits", counter_bits)):
             check_int(name, value)
         check_choice("phit_bits", phit_bits, (16, 32, 64))
+        # Powers of two only: every value of the flit header's vc field is then a VC, so a receiver
+        # never has to reject a flit for naming a VC it does not have.
+        check_choice("vcs", vcs, (2, NUM_NET_VCS))
         check_pow2("replay_flits", replay_flits, 2, 256)
         check_pow2("rx_buffer_beats", rx_buffer_beats, 4)
         min_seq = exact_log2(replay_flits) + 1
@@ -72,6 +76,8 @@ class LinkParams:
         check_int("counter_bits", counter_bits, 1, 32)
         self.phit_bits = phit_bits
         self.replay_flits = replay_flits
+        self.vcs = vcs
+        self.vc_bits = exact_log2(vcs)
         self.rx_buffer_beats = rx_buffer_beats
         self.seq_bits = seq_bits
         self.counter_bits = counter_bits
@@ -79,10 +85,10 @@ class LinkParams:
         self.phits_per_beat = 64 // phit_bits
 
         self.data_header = data.StructLayout({
-            "type": FlitType, "vc": 1, "seq": seq_bits, "ack": seq_bits})
+            "type": FlitType, "vc": self.vc_bits, "seq": seq_bits, "ack": seq_bits})
         self.ctrl_header = data.StructLayout({
             "type": FlitType, "nak": 1, "ack": seq_bits,
-            "credit": data.ArrayLayout(self.credit_bits, self.VCS)})
+            "credit": data.ArrayLayout(self.credit_bits, vcs)})
         self.data_header_phits = -(-self.data_header.size // phit_bits)
         self.ctrl_header_phits = -(-self.ctrl_header.size // phit_bits)
         self.header_phits = max(self.data_header_phits, self.ctrl_header_phits)
@@ -115,7 +121,7 @@ class LinkParams:
 
     def as_dict(self):
         return {k: getattr(self, k) for k in (
-            "phit_bits", "flit_phits", "replay_flits", "rx_buffer_beats", "seq_bits", "counter_bits",
+            "phit_bits", "flit_phits", "replay_flits", "vcs", "rx_buffer_beats", "seq_bits", "counter_bits",
             "credit_bits", "max_beats", "data_header_phits", "ctrl_header_phits")} | {
             "crc": self.crc_name}
 

@@ -85,6 +85,7 @@ def rdl_parameters(cfg, *, revision=None):
     return {
         "REVISION": rev, "DIRTY": bool(dirty),
         "VPIDS": s["vpids"], "NODES": s["nodes"], "GAT_ENTRIES": gat, "LINK_PORTS": regs["link_ports"],
+        "XBAR_PORTS": cfg["xbar"]["link_ports"] + cfg["xbar"]["net_ports"],
         "MSI_ADDRESS": s["msi_address"], "VELO_RP_PAGES": VELO_RP_PAGES, "RMA_RP_PAGES": RMA_RP_PAGES,
         "PAGE": USER_PAGE_SIZE,
     }

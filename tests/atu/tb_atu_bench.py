@@ -1,7 +1,10 @@
 """cocotb benchmark of the ATU in its system (``bench/atu.py`` runs it; results to ``params["out"]``).
 
 Cycles are counted at the ATU's own HTAX port through ``probe`` (bit 0: a beat moves into the ATU,
-bit 1: out of it, bit 2: flush start, bit 3: flush done), so the HTAX's latency is not included.
+bit 1: out of it, bit 2: flush start, bit 3: flush done), so the HTAX's latency is not included; the
+``fu_*`` latencies are counted at the first FU's port (bit 4: a header moves from the FU into the
+switch, bit 5: one reaches the FU), so they include both trips through the switch.  With parameter
+``fu_only`` only those two latencies are measured.
 """
 
 import json
@@ -56,7 +59,7 @@ async def bench(dut):
     out = {}
     await host.cycles(10)
 
-    # hit latency: warm page 0, then one request
+    # hit latency: warm page 0, then one request (units[0] is the FU the probe watches)
     u.request(1, 0, 0)
     await drain(host, units)
     c = probe.cycle
@@ -64,6 +67,7 @@ async def bench(dut):
     await drain(host, units)
     ev = probe.since(c)
     out["tlb_hit_latency_cycles"] = first(ev, 1) - first(ev, 0)
+    out["fu_hit_latency_cycles"] = first(ev, 5) - first(ev, 4)
 
     # miss latency: page 1 is cold; ATU cycles = (request in -> READ out) + (GATE in -> response out)
     c = probe.cycle
@@ -79,7 +83,13 @@ async def bench(dut):
     t_mem = rx[1]                                   # the RESPONSE header moving into the ATU
     out["miss_latency_cycles_total"] = t_rsp - t_req
     out["miss_latency_cycles_excl_memory"] = (t_read - t_req) + (t_rsp - t_mem)
+    out["fu_miss_latency_cycles"] = first(ev, 5) - first(ev, 4)
     assert len(host.arrivals) == h0 + 1 and len(host.sent_log) == s0 + 1
+    if p.get("fu_only"):
+        with open(p["out"], "w") as f:
+            json.dump({k: out[k] for k in ("fu_hit_latency_cycles", "fu_miss_latency_cycles")}, f)
+        assert not host.errors and not any(x.errors for x in units)
+        return
 
     # hit throughput: back-to-back hits on warmed pages (warm 64 pages first)
     for i in range(2, 66):

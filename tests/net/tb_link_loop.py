@@ -1,10 +1,11 @@
 """cocotb: the RTL loop (rtl.net.loopback.LinkLoop) run in large steps, no per-cycle Python.
 
-Parameters: ``packets`` per VC and direction (0: run ``cycles`` cycles with unlimited traffic),
-``cycles`` (limit), ``flit_error`` (per-flit error probability; converted to a per-phit bit-flip
-probability with ``flit_phits``), ``drop``/``burst`` (per-phit probabilities), ``src_stall``/
-``dst_stall``, ``fixed_cw``/``fixed_pw`` (one packet shape), ``out`` (write the final counters there
-as JSON), ``check`` (assert exactly-once in-order delivery; default true).
+Parameters: ``vcs`` (the loop's VC count, default 4), ``packets`` per VC and direction (0: run
+``cycles`` cycles with unlimited traffic), ``cycles`` (limit), ``flit_error`` (per-flit error
+probability; converted to a per-phit bit-flip probability with ``flit_phits``), ``drop``/``burst``
+(per-phit probabilities), ``src_stall``/``dst_stall``, ``fixed_cw``/``fixed_pw`` (one packet shape),
+``out`` (write the final counters there as JSON), ``check`` (assert exactly-once in-order delivery;
+default true).
 """
 
 import json
@@ -23,12 +24,12 @@ def _thr(p):
     return min(0xffffffff, int(round(p * 2 ** 32)))
 
 
-def snapshot(dut):
+def snapshot(dut, vcs):
     out = {"cycles": int(dut.cycles.value)}
     for x in "ab":
         for c in COUNTERS + ("data_phits", "busy_phits", "data_flits", "injected", "link_error"):
             out[f"{x}_{c}"] = int(getattr(dut, f"{x}_{c}").value)
-        for v in range(2):
+        for v in range(vcs):
             for c in ("sent", "received", "errors", "payload"):
                 out[f"{x}{v}_{c}"] = int(getattr(dut, f"{x}{v}_{c}").value)
     return out
@@ -39,6 +40,7 @@ async def link_loop(dut):
     prm = tb_params()
     dut._log.info(f"seed {tb_seed()} (the loop's generators are fixed xorshift seeds), params {prm}")
     packets = prm.get("packets", 0)
+    vcs = prm.get("vcs", 4)
     limit = prm.get("cycles", 1_000_000)
     flit_phits = prm.get("flit_phits", 62)
     flip = 1 - (1 - prm.get("flit_error", 0.0)) ** (1 / flit_phits)
@@ -62,12 +64,12 @@ async def link_loop(dut):
         await ClockCycles(dut.clk, min(step, limit - ran))
         ran += min(step, limit - ran)
         if packets:
-            s = snapshot(dut)
-            if all(s[f"{x}{v}_received"] >= packets for x in "ab" for v in range(2)):
+            s = snapshot(dut, vcs)
+            if all(s[f"{x}{v}_received"] >= packets for x in "ab" for v in range(vcs)):
                 await ClockCycles(dut.clk, 2000)     # anything in flight (duplicates) arrives too
                 break
     await Timer(1, "ns")
-    s = snapshot(dut)
+    s = snapshot(dut, vcs)
     dut._log.info(f"result {json.dumps(s)}")
     if prm.get("out"):
         with open(prm["out"], "w") as f:
@@ -76,7 +78,7 @@ async def link_loop(dut):
         for x in "ab":
             assert s[f"{x}_protocol_errors"] == 0, s
             assert s[f"{x}_link_error"] == 0, s
-            for v in range(2):
+            for v in range(vcs):
                 assert s[f"{x}{v}_errors"] == 0, f"{x}{v}: {s[f'{x}{v}_errors']} beats differ: {s}"
                 if packets:
                     assert s[f"{x}{v}_received"] == packets == s[f"{x}{v}_sent"], s

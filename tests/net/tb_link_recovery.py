@@ -4,6 +4,8 @@ The channel (sim.channel, no random errors) corrupts one bit in the middle of a 
 times, a few thousand cycles apart.  For each: ``t0`` = cycle the corrupted flit's EOF reaches port b,
 ``t1`` = cycle the EOF of the next good flit with the same sequence number reaches b; the result is
 written as JSON to ``out``: per event ``t1 - t0``, the channel latency and the replayed flit length.
+Parameters: ``vcs``, ``seq_bits`` and ``seq_lsb`` (the sequence number's place in the data flit
+header), ``latency``, ``count``, ``out``.
 """
 
 import json
@@ -14,8 +16,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from sim.channel import EOF, SOF, Channel
-from sim.link_model import random_packet
-from sim.net_stream import NetStreamSink, NetStreamSource
+from sim.link_model import beats_of, random_packet
+from sim.net_stream import NetStreamSink, NetStreamSource, Side, net_beat
 from sim.runner import tb_params, tb_seed
 
 
@@ -25,7 +27,7 @@ async def recovery(dut):
     rng = random.Random(tb_seed())
     latency = prm.get("latency", 16)
     ch = {d: Channel(phit_bits=len(dut.a_tx_phit), latency=latency) for d in ("ab", "ba")}
-    seq_bits = prm["seq_bits"]
+    seq_bits, seq_lsb, vcs = prm["seq_bits"], prm["seq_lsb"], prm["vcs"]
     for side in "ab":
         getattr(dut, f"{side}_replay_timeout").value = 512
         getattr(dut, f"{side}_max_replays").value = 4
@@ -35,14 +37,14 @@ async def recovery(dut):
     Clock(dut.clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
     dut.rst.value = 1
     # one-way traffic a -> b on VC 0; every other stream idle, every receiving stream always ready
-    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, period_ns=10).start()
+    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
     for _ in range(4000):
-        source.send(random_packet(rng, payload_words=8, command_words=0))
+        source.send_raw([net_beat(*b) for b in beats_of(random_packet(rng, payload_words=8, command_words=0))])
     for side in "ab":
-        NetStreamSource(dut, f"{side}_tx__1", dut.clk, dut.rst, period_ns=10).start()
-        for v in range(2):
-            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, period_ns=10).start()
-    NetStreamSource(dut, "b_tx__0", dut.clk, dut.rst, period_ns=10).start()
+        for v in range(vcs):
+            if (side, v) != ("a", 0):
+                NetStreamSource(dut, f"{side}_tx__{v}", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
+            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
@@ -61,7 +63,7 @@ async def recovery(dut):
         # what b sees this cycle
         d, c = pending_ab
         if c == SOF and not d & 1:
-            rx_flit_seq = (d >> 2) & (2 ** seq_bits - 1)
+            rx_flit_seq = (d >> seq_lsb) & (2 ** seq_bits - 1)
             rx_len = 0
         if rx_flit_seq is not None:
             rx_len += 1
@@ -83,7 +85,7 @@ async def recovery(dut):
         # corrupt a middle phit of a data flit once armed
         if cycle >= arm_at and target is None and len(in_flit) == 10:
             d ^= 1 << rng.randrange(16)
-            target = ((in_flit[0] >> 2) & (2 ** seq_bits - 1), None)
+            target = ((in_flit[0] >> seq_lsb) & (2 ** seq_bits - 1), None)
         pending_ab = ch["ab"].step(d, c)
         pending_ba = ch["ba"].step(int(dut.b_tx_phit.value), int(dut.b_tx_ctl.value))
     await Timer(1, "ns")

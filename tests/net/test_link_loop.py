@@ -9,10 +9,12 @@ from sim.runner import run_cocotb
 
 @pytest.mark.cocotb
 def test_loop_short():
-    """Default configuration, 1e-3 per-flit errors plus dropped phits and bursts, backpressure."""
-    run_cocotb(LinkLoop(), name="link_loop", test_module="tests.net.tb_link_loop",
-               params=dict(packets=3000, cycles=600_000, flit_error=1e-3, drop=2e-5, burst=1e-5,
-                           src_stall=0.1, dst_stall=0.1))
+    """Default configuration (four VCs, 1500 packets on each), 1e-3 per-flit errors plus dropped
+    phits and bursts, backpressure."""
+    loop = LinkLoop()
+    run_cocotb(loop, name="link_loop", test_module="tests.net.tb_link_loop",
+               params=dict(vcs=loop.params.vcs, packets=1500, cycles=600_000, flit_error=1e-3, drop=2e-5,
+                           burst=1e-5, src_stall=0.1, dst_stall=0.1))
 
 
 @pytest.mark.soak
@@ -24,9 +26,10 @@ def test_loop_soak():
     import json
     import tempfile
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        run_cocotb(LinkLoop(flit_phits=16), name="link_loop_f16", test_module="tests.net.tb_link_loop",
-                   params=dict(packets=0, cycles=7_500_000, flit_error=1e-3, flit_phits=14,
-                               step=500_000, out=f.name))
+        loop = LinkLoop(flit_phits=16)
+        run_cocotb(loop, name="link_loop_f16", test_module="tests.net.tb_link_loop",
+                   params=dict(vcs=loop.params.vcs, packets=0, cycles=7_500_000, flit_error=1e-3,
+                               flit_phits=14, step=500_000, out=f.name))
         with open(f.name) as g:
             s = json.load(g)
     flits = s["a_data_flits"] + s["b_data_flits"]

@@ -1,8 +1,8 @@
 """Scoreboard tests: two link ports through sim.channel with every error kind (cocotb + Verilator).
 
-Each case sends random packets on both VCs in both directions with random source stalls and sink
-backpressure and checks that every packet arrives exactly once, in order, intact, on its VC, plus the
-counters the error kind must move.  ``SEED=<n>`` replays a run.
+Each case sends random network-side packets on every VC (four by default) in both directions with
+random source stalls and sink backpressure and checks that every packet arrives exactly once, in
+order, intact, on its VC, plus the counters the error kind must move.  ``SEED=<n>`` replays a run.
 """
 
 import pytest
@@ -44,21 +44,32 @@ CASES = {
 @pytest.mark.cocotb
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_link_pair_small(case):
-    params = dict(packets=40, latency=8, replay_timeout=160)
+    params = dict(packets=40, latency=8, replay_timeout=160, vcs=4)
     params.update(CASES[case])
     run_cocotb(LinkPair(**SMALL), name="link_pair_small", test_module="tests.net.tb_link_pair",
                params=params)
 
 
 @pytest.mark.cocotb
+@pytest.mark.parametrize("case", ["bit_flip", "malformed"])
+def test_link_pair_two_vcs(case):
+    """The two-VC variant (``vcs=2``: a one-bit vc field, two credit counters) against the same
+    scoreboard."""
+    params = dict(packets=40, latency=8, replay_timeout=160, vcs=2)
+    params.update(CASES[case])
+    run_cocotb(LinkPair(**SMALL, vcs=2), name="link_pair_small_vcs2", test_module="tests.net.tb_link_pair",
+               params=params)
+
+
+@pytest.mark.cocotb
 @pytest.mark.parametrize("case", ["clean", "bit_flip", "burst"])
 def test_link_pair_default(case):
-    """The default configuration (16-bit phits, 64-phit flits, 64-flit replay buffer).
+    """The default configuration (16-bit phits, 64-phit flits, 32-flit replay buffer, four VCs).
 
     A bit flip in 2e-3 of the phits corrupts 12 % of the 62-phit flits, so the default four failed
     replays in a row happen in about 2e-4 of the error episodes (a few per thousand runs) and rightly
     end in the link-error state; this test is about delivery under errors, so it allows 15."""
-    params = dict(packets=40, latency=16, max_replays=15)
+    params = dict(packets=40, latency=16, max_replays=15, vcs=4)
     params.update(CASES[case])
     if case == "burst":
         # 40 packets take ~3300 cycles here: ~3 bursts per direction at 1e-3, and all of them may miss

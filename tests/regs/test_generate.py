@@ -38,7 +38,7 @@ def test_parameter_errors(change, message):
 def test_sizes_follow_the_configuration():
     p = rdl_parameters(_cfg(system__vpids=16, system__nodes=128, atu__gat_entries=256), revision=(0, False))
     m = RegModel(p)
-    assert len([r for r in m.registers() if r.port == "hw__velo__rlt"]) == 128
+    assert len([r for r in m.registers() if r.port == "hw__net__route"]) == 128
     assert len([r for r in m.registers() if r.port == "hw__velo_user__rp"]) == 16
     assert len([r for r in m.registers() if r.port == "hw__atu__gat_base"]) == 256
     assert m.reg("irq.velo_status").field("vpid").width == 16

@@ -1,0 +1,185 @@
+"""The registry of measured figures: what ``docs/performance.md`` shows, with goals and sources.
+
+``python -m fpga.perfdoc`` renders one table row per :class:`Metric`, in this order, grouped by
+``section``.  A metric names the JSON file that holds it (a key of :data:`SOURCES`: ``bench/<name>``
+is ``build/bench/<name>.json``, ``reports/<unit>`` is ``build/reports/<unit>.json``) and its key
+there.  A new unit adds its sources and metrics here; the generator stays as it is.
+
+Goals come from the issues that asked for each unit; dissertation figures from M. Nüßle's
+dissertation (tables 3-1, 5-7, 5-8; ch. 5.5, 7.1, 7.3).  Tables 7-9 (resources of the whole design),
+9-1/9-2 (latencies of VELO and RMA operations) and 9-3 (message rates) hold the figures for the units
+still to come, for example::
+
+    Metric("VELO", "bench/velo", "message_rate_per_cycle", "messages sent per cycle", "",
+           None, "> 5 million/s (table 9-3)"),
+"""
+
+from dataclasses import dataclass
+
+__all__ = ["Goal", "Metric", "SOURCES", "METRICS", "NOTES", "at_least", "at_most"]
+
+
+@dataclass(frozen=True)
+class Goal:
+    """``value op target``: ``op`` is ``">="`` or ``"<="``; ``target`` a number or a function of the
+    source's JSON document (for goals that depend on the configuration); ``text`` says how the
+    target is derived when it is not a constant."""
+    op: str
+    target: object
+    text: str = ""
+
+    def __post_init__(self):
+        if self.op not in (">=", "<="):
+            raise ValueError(f"goal op must be '>=' or '<=', not {self.op!r}")
+
+
+def at_least(target, text=""):
+    return Goal(">=", target, text)
+
+
+def at_most(target, text=""):
+    return Goal("<=", target, text)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One row of ``docs/performance.md``.
+
+    ``key`` is a key of the source's JSON object; ``a.b`` reaches into a nested object or list
+    (``ecp5_fmax_by_seed.1``).  A value that is a list or an object is shown whole, and meets the
+    goal when every element does (Fmax at every nextpnr seed)."""
+    section: str
+    source: str
+    key: str
+    label: str
+    unit: str = ""
+    goal: Goal | None = None
+    dissertation: str = ""
+
+
+#: source -> the command that writes it
+SOURCES = {
+    "bench/host": "python bench/host.py",
+    "bench/htax": "python bench/htax.py --design htax",
+    "bench/htax_pipelined": "python bench/htax.py --design htax_pipelined",
+    "bench/regfile": "python bench/regs.py",
+    "bench/link": "python bench/link.py",
+    "bench/atu": "python bench/atu.py",
+    "reports/scratch": "make report UNIT=scratch",
+    "reports/htax": "make report UNIT=htax",
+    "reports/htax_pipelined": "make report UNIT=htax_pipelined",
+    "reports/regs": "make report UNIT=regs",
+    "reports/link": "make report UNIT=link",
+    "reports/atu": "make report UNIT=atu",
+}
+
+_FMAX = at_least(200)
+_CORE_CLOCK = "core clock 156.25 MHz (table 3-1)"
+
+
+def _resources(section, unit, *, fmax_goal=None, ff_goal=None, diss=None):
+    """The ``make report`` rows of one unit; ``diss`` maps a report key to the dissertation's figure."""
+    src, diss = f"reports/{unit}", diss or {}
+    rows = [("ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz", fmax_goal)]
+    if fmax_goal:
+        rows.append(("ecp5_fmax_by_seed", "ECP5 Fmax per nextpnr seed", "MHz", fmax_goal))
+    rows += [("ecp5_lut4", "ECP5 LUT4", "", None), ("ecp5_ff", "ECP5 flip-flops", "", ff_goal),
+             ("ecp5_dp16kd", "ECP5 block RAM (DP16KD, 18 kbit)", "", None)]
+    rows += [("ecp5_slices", "ECP5 slices (2 LUT4 + 2 FF each)", "", None)] if "ecp5_slices" in diss else []
+    rows += [("xc7_lut", "Xilinx 7-series LUT (synthesis only)", "", None)]
+    return [Metric(section, src, key, label, unit_, goal, diss.get(key, "")) for key, label, unit_, goal in rows]
+
+
+def _switch(section, src):
+    return [
+        Metric(section, src, "zero_load_latency_cycles", "zero-load latency, header in to header out", "cycles",
+               at_most(2), "9 (6 in + 3 out, ch. 7.1)"),
+        Metric(section, src, "throughput_per_port_saturated", "saturated throughput, uniform traffic, 8 ports",
+               "beats/cycle/output", at_least(0.9)),
+        Metric(section, src, "throughput_per_port_saturated_no_ready2", "the same, sinks without `ready2`",
+               "beats/cycle/output"),
+        Metric(section, src, "throughput_per_port_saturated_4ports", "saturated throughput, 4 ports",
+               "beats/cycle/output"),
+        Metric(section, src, "fairness_min_share", "smallest share of a contended output", "",
+               at_least(lambda doc: 0.9 / doc["config"]["ports"], "0.9 / ports")),
+        Metric(section, src, "contended_output_beats_per_cycle", "contended output, all inputs to one",
+               "beats/cycle"),
+    ]
+
+
+_HOST = "Host model and self-test target (`sim/host.py`, `rtl/scratch`, issue 2)"
+_REGS = "Register file (`rtl/regs`, issue 4)"
+_ATU = "ATU (`rtl/atu`, issue 5)"
+_LINK = "Link port (`rtl/net`, issue 6)"
+_HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
+_HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
+_HTAXC = "HTAX as configured (unit `htax`: the switch `[htax] pipelined` selects)"
+
+#: section -> a note printed under its heading (definitions live on the unit pages)
+NOTES = {
+    _HOST: "Wall-clock figures depend on the machine's load; the scratch target is test equipment "
+           "(no Fmax goal).",
+    _HTAX: "8 ports unless named; definitions in `docs/htax.md`.  `make report` of this switch needs a "
+           "configuration with `[htax] pipelined = false`: see the last HTAX section.",
+    _HTAXP: "8 ports unless named; definitions in `docs/htax.md`.",
+    _REGS: "Measured in the Amaranth simulator at the register file's HTAX port (`bench/regs.py`).",
+    _LINK: "Two default link ports, 16-cycle channel each way; definitions in `docs/link.md`.",
+    _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "
+          "`[htax]` selects: `HtaxPipelined` in configs/default.toml), host memory 44 cycles; definitions "
+          "in `docs/atu.md`.",
+}
+
+METRICS = [
+    Metric(_HOST, "bench/host",
+           "verilator_dma_cycles_per_s", "simulation speed, DMA-heavy, Verilator", "cycles/s"),
+    Metric(_HOST, "bench/host",
+           "verilator_idle_cycles_per_s", "simulation speed, idle port, Verilator", "cycles/s"),
+    Metric(_HOST, "bench/host",
+           "icarus_dma_cycles_per_s", "simulation speed, DMA-heavy, Icarus", "cycles/s"),
+    Metric(_HOST, "bench/host",
+           "dma_read_latency_cycles", "host model DMA read latency t_dm", "cycles", None,
+           "280 ns (table 3-1)"),
+    *_resources(_HOST, "scratch", diss={"ecp5_fmax_mhz": _CORE_CLOCK}),
+    *_switch(_HTAX, "bench/htax"),
+    *_switch(_HTAXP, "bench/htax_pipelined"),
+    *_resources(_HTAXP, "htax_pipelined", fmax_goal=_FMAX),
+    *_resources(_HTAXC, "htax", fmax_goal=_FMAX),
+    Metric(_REGS, "bench/regfile", "read_latency_cycles",
+           "read latency, READ header in to RESPONSE header out", "cycles", at_most(3)),
+    Metric(_REGS, "bench/regfile", "write_to_effect_cycles",
+           "write to effect, data beat in to new value on `hw`", "cycles"),
+    Metric(_REGS, "bench/regfile", "read8_cycles",
+           "8-word line read, header in to last beat out", "cycles"),
+    Metric(_REGS, "bench/regfile", "msi_latency_cycles",
+           "interrupt event to MSI write header out", "cycles"),
+    *_resources(_REGS, "regs", diss={"ecp5_fmax_mhz": _CORE_CLOCK}),
+    Metric(_LINK, "bench/link", "efficiency_max_packet", "efficiency, largest network packets (link level)", "",
+           at_least(0.95)),
+    Metric(_LINK, "bench/link", "efficiency_max_packet_user_payload", "efficiency, 64-byte payloads", "", None,
+           "~0.80 (ch. 7.3)"),
+    Metric(_LINK, "bench/link", "efficiency_56B", "efficiency, 56-byte payloads back to back", "", at_least(0.80),
+           "0.68 (ch. 7.3)"),
+    Metric(_LINK, "bench/link", "link_cycles_56B_single_packet", "link cycles for one 56-byte VELO message",
+           "cycles", None, "41 (ch. 7.3)"),
+    Metric(_LINK, "bench/link", "throughput_phits_per_cycle", "throughput per direction, replay on",
+           "phits/cycle", at_least(1.0)),
+    Metric(_LINK, "bench/link", "retry_recovery_cycles_over_rtt", "retry recovery beyond the round trip (max)",
+           "cycles", at_most(20)),
+    Metric(_LINK, "bench/link", "goodput_at_1e-3", "goodput at 1e-3 flit error rate", "", at_least(0.9)),
+    *_resources(_LINK, "link", fmax_goal=_FMAX),
+    Metric(_ATU, "bench/atu", "tlb_hit_latency_cycles", "TLB hit latency", "cycles", at_most(3), "9 (table 5-8)"),
+    Metric(_ATU, "bench/atu", "miss_latency_cycles_excl_memory", "TLB miss latency excluding memory", "cycles",
+           at_most(8), "20 (table 5-8)"),
+    Metric(_ATU, "bench/atu", "hit_throughput_per_cycle", "hit throughput", "translations/cycle", at_least(1.0),
+           "<= 0.5"),
+    Metric(_ATU, "bench/atu", "max_outstanding_misses", "outstanding misses (observed)", "", at_least(32)),
+    Metric(_ATU, "bench/atu", "miss_throughput_per_cycle", "miss throughput, memory latency 44 cycles",
+           "translations/cycle",
+           at_least(lambda doc: round(0.9 * min(1, doc["max_outstanding_misses"] / doc["memory_latency_cycles"]), 4),
+                    "0.9 x min(1, outstanding / latency)")),
+    Metric(_ATU, "bench/atu", "flush_cycles", "flush, register write to status (TLB + ATS)", "cycles", at_most(5),
+           "7 + FU time (table 5-8)"),
+    *_resources(_ATU, "atu", fmax_goal=_FMAX, ff_goal=at_most(829), diss={
+        "ecp5_fmax_mhz": "~250 (Virtex-4, ch. 5.5)", "ecp5_ff": "829 (table 5-7)",
+        "ecp5_slices": "936 (table 5-7)", "ecp5_dp16kd": "8 (table 5-7)"}),
+]

@@ -1,0 +1,178 @@
+"""The ATU's flush controller (dissertation ch. 5.3, fig. 5-11)."""
+
+from amaranth.hdl import Array, Assert, Const, Module, Mux, Signal, Value
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.ats import FLUSH_ID_BITS, VPID_BITS
+
+from .util import count_step
+
+__all__ = ["AtuFlush", "FlushControlSignature"]
+
+
+class FlushControlSignature(wiring.Signature):
+    """The flush request register as the register file drives it (``atu.flush``, ``docs/regs.md``).
+
+    Members
+    -------
+    nla : Out(formats.page)
+    vpid : Out(VPID_BITS)
+    tlb, ats, start : Out(1)
+        ``start`` is a one-cycle strobe.
+    done : In(1)
+        One-cycle strobe: the flush is complete.
+    """
+
+    def __init__(self, formats):
+        self._f = formats
+        super().__init__({"nla": Out(formats.page), "vpid": Out(VPID_BITS), "tlb": Out(1), "ats": Out(1),
+                          "start": Out(1), "done": In(1)})
+
+    def __eq__(self, other):
+        return type(other) is FlushControlSignature and other.members == self.members
+
+    def __hash__(self):
+        return hash(FlushControlSignature)
+
+    def __repr__(self):
+        return f"FlushControlSignature({self._f.page!r})"
+
+
+class AtuFlush(wiring.Component):
+    """Flush controller: TLB invalidation, ATS flush requests to the FUs, completion.
+
+    ``control.start`` (the register file's strobe; ignored while a flush runs) starts a flush:
+
+    * with ``control.tlb``, ``invalidate`` clears the TLB set of ``control.nla`` in that cycle (``starting`` holds the
+      lookup for the cycle, so no lookup reads the row while it is written);
+    * ``epoch`` flips.  Every translation carries the epoch of its TLB read; a counter per epoch of
+      translations in flight (``lookups`` in, ``answered`` out) tells when every translation that read
+      the TLB before the flush has been answered, and a GATE read in the old epoch never fills the TLB;
+    * with ``control.ats``, one flush request {``vpid``, ``nla``, flush ID} goes to every FU of ``fu_ports``: the
+      first offered in the start cycle itself (from the register fields), the others one per cycle from
+      a copy (which follows the register fields while no flush runs, so the start strobe drives few
+      flops);
+    * ``control.done`` strobes when every translation of the old epoch has been answered and (with ``ats``) a
+      flush response with the current flush ID has arrived from every FU, counted in the cycle it
+      arrives.
+
+    Deviations from ch. 5.3: one flush at a time; a FU that never answers keeps the flush from
+    completing (no timeout); flush responses with another ID or from another port are dropped and
+    counted (``dropped``).
+
+    Parameters
+    ----------
+    formats : AtuFormats
+    fu_ports : tuple of int
+
+    Members
+    -------
+    control : In(FlushControlSignature)
+        The flush request register's fields and strobe, and the ``done`` strobe.
+    starting : Out(1)
+        A flush starts in this cycle.
+    epoch : Out(1)
+    invalidate : Out(stream.Signature(formats.page, always_ready=True))
+    requests : Out(stream.Signature(formats.flush_request))
+        Flush requests for the FUs.  While a flush runs they obey the stream rules; a FU that answers a
+        flush request it has not received can end a flush early, and a request then not yet taken may
+        be replaced by the next flush's.
+    responses : In(stream.Signature(formats.flush_response, always_ready=True))
+    lookups : In(1)
+        A translation request reads the TLB in this cycle (it carries the current epoch).
+    answered : In(stream.Signature(1, always_ready=True))
+        A translation response of epoch ``payload`` leaves the ATU.
+    dropped : Out(1)
+        One cycle after a flush response that was not waited for.
+    """
+
+    def __init__(self, *, formats, fu_ports):
+        self._f = formats
+        self._fu_ports = tuple(fu_ports)
+        super().__init__({
+            "control": In(FlushControlSignature(formats)),
+            "starting": Out(1),
+            "epoch": Out(1),
+            "invalidate": Out(stream.Signature(formats.page, always_ready=True)),
+            "requests": Out(stream.Signature(formats.flush_request)),
+            "responses": In(stream.Signature(formats.flush_response, always_ready=True)),
+            "lookups": In(1),
+            "answered": In(stream.Signature(1, always_ready=True)),
+            "dropped": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        f = self._f
+        nfu = len(self._fu_ports)
+        epoch = Signal()                    # flips at each flush start
+        busy = Signal()                     # a flush is running
+        start_now = self.control.start & ~busy
+        fl_nla = Signal(f.page)
+        fl_vpid = Signal(VPID_BITS)
+        fl_ats = Signal()
+        fl_id = Signal(FLUSH_ID_BITS)
+        fl_sent = Signal(range(nfu + 1))
+        fl_got = Signal(max(1, nfu))
+        fl_first = (start_now & self.control.ats) if nfu else Const(0)
+        fl_more = Signal()                  # busy & ats & fewer than nfu requests sent, as a flop
+        fl_load = self.requests.valid & self.requests.ready
+        # padded to a power of two so the index mux is complete (a request leaves only for fl_sent < nfu)
+        dsts = list(self._fu_ports) or [0]
+        dsts += [dsts[-1]] * ((1 << len(fl_sent)) - len(dsts))
+        fu_dst = Array(Const(p, 4) for p in dsts)
+        req = self.requests.payload
+        m.d.comb += [
+            self.starting.eq(start_now),
+            self.epoch.eq(epoch),
+            self.invalidate.valid.eq(start_now & self.control.tlb),
+            self.invalidate.payload.eq(self.control.nla),
+            self.requests.valid.eq(fl_more | fl_first),
+            req.dst.eq(fu_dst[Mux(fl_more, fl_sent, 0)]),
+            req.vpid.eq(Mux(fl_more, fl_vpid, self.control.vpid)),
+            req.nla.eq(Mux(fl_more, Value.cast(fl_nla), Value.cast(self.control.nla))),
+            req.flush_id.eq(Mux(fl_more, fl_id, fl_id + 1)),
+        ]
+
+        inflight = [Signal(range(f.slots + 4), name=f"inflight{e}") for e in range(2)]
+        for e in range(2):
+            count_step(m, inflight[e], self.lookups & (epoch == e),
+                       self.answered.valid & (self.answered.payload == e))
+        old_drained = Mux(epoch, inflight[0], inflight[1]) == 0
+        # a flush response counts in the cycle it arrives (done may strobe in that cycle)
+        rsp = self.responses.payload
+        match = self.responses.valid & busy & (rsp.flush_id == fl_id)
+        got_now = Signal(max(1, nfu))
+        for i, p in enumerate(self._fu_ports):
+            m.d.comb += got_now[i].eq(fl_got[i] | (match & (rsp.src == p)))
+        taken = match & (got_now != fl_got)
+        m.d.sync += [fl_got.eq(got_now), self.dropped.eq(self.responses.valid & ~taken)]
+        all_got = got_now.all() if nfu else Const(1)
+        done = busy & old_drained & (~fl_ats | all_got)
+        m.d.comb += self.control.done.eq(done)
+        with m.If(~busy):
+            m.d.sync += [fl_nla.eq(self.control.nla), fl_vpid.eq(self.control.vpid), fl_ats.eq(self.control.ats),
+                         fl_got.eq(0)]
+        with m.If(start_now):
+            m.d.sync += [busy.eq(1), epoch.eq(~epoch), fl_id.eq(fl_id + 1), fl_sent.eq(fl_load),
+                         fl_more.eq(self.control.ats & Mux(fl_load, nfu > 1, nfu > 0))]
+        with m.Else():
+            with m.If(fl_load):
+                m.d.sync += [fl_sent.eq(fl_sent + 1), fl_more.eq(fl_sent + 1 < nfu)]
+            with m.If(done):
+                m.d.sync += busy.eq(0)
+
+        if platform == "formal":
+            # every translation in flight sits in s1, s2, a reorder-buffer slot or the output register
+            m.d.comb += [Assert(inflight[0] + inflight[1] <= f.slots + 3), Assert(fl_sent <= nfu)]
+            with m.If(self.answered.valid):
+                m.d.comb += Assert(Mux(self.answered.payload, inflight[1], inflight[0]) != 0)
+            # while a flush runs, its requests obey the stream rules
+            held = Signal()
+            prev = Signal.like(Value.cast(req))
+            m.d.sync += [held.eq(self.requests.valid & ~self.requests.ready & busy),
+                         prev.eq(Value.cast(req))]
+            with m.If(held):
+                m.d.comb += [Assert(self.requests.valid), Assert(Value.cast(req) == prev)]
+        return m

@@ -1,0 +1,162 @@
+"""Formats inside the ATU: the payloads that travel between its blocks, and the two link kinds.
+
+The widths depend on the ATU's parameters (VPIDs, GAT entries, TLB organisation, reorder-buffer slots,
+FU count), so the layouts are built once per ATU by :class:`AtuFormats` and handed to every block; no
+block defines a layout another block uses.  The fixed formats (GATE, NLA, GAT base) are in
+:mod:`rtl.atu.layout`, the HTAX and ATS formats in :mod:`rtl.common`.
+"""
+
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from rtl.common.ats import FLUSH_ID_BITS, PPN_BITS, VPID_BITS, AtsCause
+from rtl.common.htax import PORT_BITS, TAG_BITS
+
+from .layout import GAT_BASE_BITS, GATE_INDEX_BITS
+
+__all__ = ["AtuFormats", "OfferSignature", "AsyncReadSignature"]
+
+
+class AtuFormats:
+    """Every parameter-dependent layout of one ATU (ch. 5.3, fig. 5-12).
+
+    Parameters
+    ----------
+    gat_entries, tlb_entries, tlb_ways, reorder_entries, vpids : int
+        As for :class:`rtl.atu.Atu` (already checked there).
+    fus : int
+        Number of FU ports (one pending counter each, plus one for any other source).
+
+    Attributes
+    ----------
+    page : StructLayout
+        The NLA page as the ATU keeps it: ``gate_index`` (18 bits), ``gat_index`` (``gat_bits``).
+    tlb_key : StructLayout
+        The same bits seen by the TLB: ``set`` (low ``set_bits``), ``tag`` (the rest).
+    tlb_entry : StructLayout
+        One TLB entry: ``valid``, ``read``, ``write``, ``vpid``, ``tag``, ``ppn``.
+    request : StructLayout
+        A translation request in the request queue: ``vpid``, ``nla``, ``write``, ``src`` (the FU's
+        port), ``tag``, ``bad`` (VPID or GAT index out of range, decided on arrival).
+    lookup : StructLayout
+        A request leaving the TLB lookup: ``miss``; the immediate answer ``ok``, ``cause``, ``ppn``
+        (0 unless ``ok``); ``dst``, ``tag``, ``fu`` (pending-counter index), ``epoch``; for a miss the
+        GATE read's inputs ``vpid``, ``write``, ``nla``, ``gat_base``.
+    slot_info : StructLayout
+        What the GATE check needs of a waiting slot: ``vpid``, ``write``, ``nla``, ``epoch``.
+    gate_result : StructLayout
+        A checked GATE for slot ``slot``: ``ok``, ``cause``, ``ppn`` (0 unless ``ok``).
+    fill : StructLayout
+        A TLB fill: ``nla`` and the GATE's ``read``, ``write``, ``vpid``, ``ppn``.
+    read : StructLayout
+        A GATE read waiting for the output: ``slot`` (= the DMA tag), ``gate_index``, ``gat_base``
+        (in this order they are the GATE's word address).
+    response : StructLayout
+        A translation response: ``dst``, ``tag``, ``ok``, ``cause``, ``ppn``, ``epoch``.
+    flush_request : StructLayout
+        An ATS flush request: ``dst``, ``vpid``, ``nla``, ``flush_id``.
+    flush_response : StructLayout
+        An arriving flush response: ``src``, ``flush_id``.
+    """
+
+    def __init__(self, *, gat_entries, tlb_entries, tlb_ways, reorder_entries, vpids, fus):
+        self.gat_bits = exact_log2(gat_entries)
+        self.nla_bits = GATE_INDEX_BITS + self.gat_bits
+        self.vpid_bits = exact_log2(vpids)
+        self.ways = tlb_ways
+        self.sets = tlb_entries // tlb_ways
+        self.set_bits = exact_log2(self.sets)
+        # nla_bits >= 19 > 14 >= set_bits: every TLB entry keeps a tag
+        self.tag_bits = self.nla_bits - self.set_bits
+        self.slots = reorder_entries
+        self.slot_bits = exact_log2(reorder_entries)
+        self.fus = fus
+        fu = range(fus + 1)
+
+        self.page = data.StructLayout({"gate_index": GATE_INDEX_BITS, "gat_index": self.gat_bits})
+        self.tlb_key = data.StructLayout({"set": self.set_bits, "tag": self.tag_bits})
+        self.tlb_entry = data.StructLayout({
+            "valid": 1, "read": 1, "write": 1, "vpid": self.vpid_bits, "tag": self.tag_bits, "ppn": PPN_BITS})
+        self.tlb_row = data.ArrayLayout(self.tlb_entry, tlb_ways)
+        self.request = data.StructLayout({
+            "vpid": self.vpid_bits, "nla": self.page, "write": 1, "src": PORT_BITS, "tag": TAG_BITS, "bad": 1})
+        self.lookup = data.StructLayout({
+            "miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": PORT_BITS, "tag": TAG_BITS, "fu": fu,
+            "epoch": 1, "vpid": self.vpid_bits, "write": 1, "nla": self.page, "gat_base": GAT_BASE_BITS})
+        self.slot_info = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.page, "epoch": 1})
+        self.gate_result = data.StructLayout({
+            "slot": range(reorder_entries), "ok": 1, "cause": AtsCause, "ppn": PPN_BITS})
+        self.fill = data.StructLayout({"nla": self.page, "read": 1, "write": 1, "vpid": self.vpid_bits,
+                                       "ppn": PPN_BITS})
+        self.read = data.StructLayout({"slot": TAG_BITS, "gate_index": GATE_INDEX_BITS,
+                                       "gat_base": GAT_BASE_BITS})
+        self.response = data.StructLayout({
+            "dst": PORT_BITS, "tag": TAG_BITS, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "epoch": 1})
+        self.flush_request = data.StructLayout({
+            "dst": PORT_BITS, "vpid": VPID_BITS, "nla": self.page, "flush_id": FLUSH_ID_BITS})
+        self.flush_response = data.StructLayout({"src": PORT_BITS, "flush_id": FLUSH_ID_BITS})
+
+    def key(self, page):
+        """``page`` (a :attr:`page` view or value) as a :attr:`tlb_key` view."""
+        return data.View(self.tlb_key, page.as_value() if isinstance(page, data.View) else page)
+
+
+class OfferSignature(wiring.Signature):
+    """A stream whose producer may take an item back: ``valid``, ``payload``, ``ready``.
+
+    Like :class:`amaranth.lib.stream.Signature` (an item moves when ``valid & ready``; ``ready`` does not
+    depend on ``valid``) except that ``valid`` may fall, and ``payload`` change, without a transfer:
+    the producer has another place for an item the consumer does not take in the cycle it is offered
+    (the request FIFO, the reorder buffer) and offers it again from there later.  A consumer takes or
+    leaves the item in the cycle it sees it and never relies on it staying.  The ATU uses it where a
+    request or result may skip a queue (the request-FIFO bypass, the reorder-buffer bypass), which is
+    what keeps a TLB hit at 3 cycles.
+
+    Members
+    -------
+    payload : Out(shape)
+    valid : Out(1)
+    ready : In(1)
+    """
+
+    def __init__(self, shape):
+        self._shape = shape
+        super().__init__({"payload": Out(shape), "valid": Out(1), "ready": In(1)})
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def __eq__(self, other):
+        return type(other) is OfferSignature and other.shape == self.shape
+
+    def __hash__(self):
+        return hash((OfferSignature, repr(self._shape)))
+
+    def __repr__(self):
+        return f"OfferSignature({self._shape!r})"
+
+
+class AsyncReadSignature(wiring.Signature):
+    """An asynchronous (combinational) read port as its user sees it: ``addr`` out, ``data`` in.
+
+    Members
+    -------
+    addr : Out(range(depth))
+    data : In(shape)
+    """
+
+    def __init__(self, *, depth, shape):
+        self._depth, self._shape = depth, shape
+        super().__init__({"addr": Out(range(depth)), "data": In(shape)})
+
+    def __eq__(self, other):
+        return (type(other) is AsyncReadSignature and other._depth == self._depth
+                and other._shape == self._shape)
+
+    def __hash__(self):
+        return hash((AsyncReadSignature, self._depth, repr(self._shape)))
+
+    def __repr__(self):
+        return f"AsyncReadSignature(depth={self._depth}, shape={self._shape!r})"

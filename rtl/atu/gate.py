@@ -1,0 +1,169 @@
+"""The ATU's GATE check (dissertation ch. 5.4, fig. 5-12 "check", and ch. 5.3's rules for a GATE)."""
+
+from amaranth.hdl import Assert, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.ats import AtsCause
+from rtl.common.htax import TAG_BITS, HtaxBeat, HtaxCmd, HtaxStatus
+
+from .formats import AsyncReadSignature
+from .layout import Gate
+
+__all__ = ["AtuGateCheck"]
+
+
+class AtuGateCheck(wiring.Component):
+    """Checks each GATE that host memory returns for a waiting reorder-buffer slot.
+
+    The RESPONSE-VC beats are framed here.  A response header whose tag names a slot that waits
+    (``waiting``) when the header arrives claims the slot: an error response (or one without data) at
+    once, with ``MEMORY_ERROR``; a response with data at its data beat.  A response for a slot that does
+    not wait is ignored (this includes a header that arrives in the cycle its slot is allocated: the
+    slot's information was not written yet).  The slot's request information (``info``) is read with
+    the header's tag and registered, so the check in the data beat's cycle starts from flops.  Checks in
+    order: error status or no data -> ``MEMORY_ERROR``; not valid -> ``INVALID_GATE``; VPID differs ->
+    ``VPID_MISMATCH``; access not permitted -> ``PERMISSION``; else OK with the GATE's page.  A failed
+    check never carries a page (``ppn`` 0).
+
+    The result is registered and leaves on ``results`` (and ``fill``) one cycle after ``arrived``.  A
+    valid GATE of the request's VPID fills the TLB even if this access was refused (so the other access
+    kind can hit), but only if it was read in the current flush epoch and no flush starts in the cycle
+    it is checked: no GATE read before a flush enters the TLB after it.  A GATE of another VPID never
+    enters the TLB.
+
+    Parameters
+    ----------
+    formats : AtuFormats
+
+    Members
+    -------
+    beats : In(stream.Signature(HtaxBeat, always_ready=True))
+        RESPONSE-VC beats moving into the ATU.
+    waiting : In(slots)
+        Bit ``s``: slot ``s`` waits for its GATE.
+    info : Out(AsyncReadSignature(depth=slots, shape=formats.slot_info))
+    epoch : In(1)
+    flush_start : In(1)
+        A flush starts in this cycle (cancels a fill).
+    arrived : Out(stream.Signature(range(slots), always_ready=True))
+    results : Out(stream.Signature(formats.gate_result, always_ready=True))
+    fill : Out(stream.Signature(formats.fill, always_ready=True))
+    """
+
+    def __init__(self, *, formats):
+        self._f = formats
+        R = formats.slots
+        super().__init__({
+            "beats": In(stream.Signature(HtaxBeat, always_ready=True)),
+            "waiting": In(R),
+            "info": Out(AsyncReadSignature(depth=R, shape=formats.slot_info)),
+            "epoch": In(1),
+            "flush_start": In(1),
+            "arrived": Out(stream.Signature(range(R), always_ready=True)),
+            "results": Out(stream.Signature(formats.gate_result, always_ready=True)),
+            "fill": Out(stream.Signature(formats.fill, always_ready=True)),
+        })
+
+    def _waits(self, tag):
+        """``tag`` (a DMA read tag) names a slot that waits for its GATE."""
+        bits = self._f.slot_bits
+        hit = self.waiting.bit_select(tag[:bits], 1)
+        return hit & (tag[bits:] == 0) if bits < TAG_BITS else hit
+
+    def elaborate(self, platform):
+        m = Module()
+        f = self._f
+        beat = self.beats.payload
+        hdr = beat.word.header
+        moves = self.beats.valid
+        r_in = Signal()                     # inside a RESPONSE packet
+        r_want = Signal()                   # the next data beat is a GATE for slot r_tag
+        r_tag = Signal(TAG_BITS)
+        fin_err = Signal()
+        fin_tag = Signal(TAG_BITS)
+        fin_ok = Signal()                   # a GATE or an error response for a slot that waits for it
+        is_hdr = moves & beat.first & (hdr.cmd == HtaxCmd.RESPONSE)
+        with m.If(moves):
+            with m.If(beat.first):
+                m.d.sync += r_in.eq(~beat.last)
+                ok_data = (hdr.status == HtaxStatus.OK) & (hdr.body.mem.length != 0) & ~beat.last
+                # the data beat is taken only for a slot already waiting when the header arrives: its
+                # request info (read now, below) was written at least one cycle before
+                m.d.sync += [r_want.eq(is_hdr & ok_data & self._waits(hdr.tag)), r_tag.eq(hdr.tag)]
+                with m.If(is_hdr & ~ok_data):
+                    m.d.comb += [fin_err.eq(1), fin_tag.eq(hdr.tag), fin_ok.eq(self._waits(hdr.tag))]
+            with m.Elif(r_in):
+                m.d.sync += [r_in.eq(~beat.last), r_want.eq(0)]
+                with m.If(r_want):
+                    # the slot waited when the header arrived, and only a response with its tag clears
+                    # that, which cannot come before this packet's data beat: no second check
+                    m.d.comb += [fin_tag.eq(r_tag), fin_ok.eq(1)]
+        slot = fin_tag[:f.slot_bits]
+        m.d.comb += [self.arrived.valid.eq(fin_ok), self.arrived.payload.eq(slot)]
+
+        gate = data.View(Gate, beat.word.data)
+        inf = Signal(f.slot_info)
+        m.d.comb += self.info.addr.eq(hdr.tag[:f.slot_bits])
+        with m.If(moves & beat.first):
+            m.d.sync += inf.eq(self.info.data)
+        vpid_ok = gate.vpid == inf.vpid
+        perm = Mux(inf.write, gate.write, gate.read)
+        ok = ~fin_err & gate.valid & vpid_ok & perm
+        cause = Signal(AtsCause)
+        with m.If(fin_err):
+            m.d.comb += cause.eq(AtsCause.MEMORY_ERROR)
+        with m.Elif(~gate.valid):
+            m.d.comb += cause.eq(AtsCause.INVALID_GATE)
+        with m.Elif(~vpid_ok):
+            m.d.comb += cause.eq(AtsCause.VPID_MISMATCH)
+        with m.Elif(~perm):
+            m.d.comb += cause.eq(AtsCause.PERMISSION)
+        # a flush starting in this cycle flips the epoch, so it cancels the fill as well
+        fill_now = fin_ok & ~fin_err & gate.valid & vpid_ok & (inf.epoch == self.epoch) & ~self.flush_start
+
+        # stage g: the check's result, registered
+        g_valid = Signal()
+        g = Signal(f.gate_result)
+        g_fill = Signal()
+        g_new = Signal(f.fill)
+        m.d.sync += [g_valid.eq(fin_ok), g.slot.eq(slot), g.ok.eq(ok), g.cause.eq(cause), g.ppn.eq(gate.ppn),
+                     g_fill.eq(fill_now), g_new.nla.eq(inf.nla), g_new.read.eq(gate.read),
+                     g_new.write.eq(gate.write), g_new.vpid.eq(inf.vpid), g_new.ppn.eq(gate.ppn)]
+        res = self.results.payload
+        m.d.comb += [
+            self.results.valid.eq(g_valid),
+            res.slot.eq(g.slot), res.ok.eq(g.ok), res.cause.eq(g.cause), res.ppn.eq(Mux(g.ok, g.ppn, 0)),
+            self.fill.valid.eq(g_fill), self.fill.payload.eq(g_new),
+        ]
+
+        if platform == "formal":
+            self._invariants(m, fin_ok=fin_ok, slot=slot, g_valid=g_valid, g=g, g_fill=g_fill, g_new=g_new,
+                             gate=gate, inf=inf)
+        return m
+
+    def _invariants(self, m, *, fin_ok, slot, g_valid, g, g_fill, g_new, gate, inf):
+        f = self._f
+        # results follow arrivals by one cycle; an OK result and a fill only for a valid GATE of the
+        # slot's own VPID (OK also needs the permission; a fill does not: the other access kind may hit)
+        last_ok = Signal()
+        last_slot = Signal(range(f.slots))
+        last_gate = Signal(Gate)
+        last_vpid = Signal(f.vpid_bits)
+        last_write = Signal()
+        m.d.sync += [last_ok.eq(fin_ok), last_slot.eq(slot), last_gate.eq(gate), last_vpid.eq(inf.vpid),
+                     last_write.eq(inf.write)]
+        m.d.comb += [
+            Assert(g_valid == last_ok),
+            Assert(~g_valid | (g.slot == last_slot)),
+            Assert(~g_fill | g_valid),
+            Assert(~g.ok | (g.cause == AtsCause.NONE)),
+            Assert(g.ok | ~g_valid | (g.cause != AtsCause.NONE)),
+        ]
+        with m.If(g_valid & g.ok):
+            m.d.comb += [Assert(last_gate.valid), Assert(last_gate.vpid == last_vpid),
+                         Assert(Mux(last_write, last_gate.write, last_gate.read)),
+                         Assert(g.ppn == last_gate.ppn)]
+        with m.If(g_fill):
+            m.d.comb += [Assert(last_gate.valid), Assert(last_gate.vpid == g_new.vpid),
+                         Assert(g_new.ppn == last_gate.ppn)]

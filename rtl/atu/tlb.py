@@ -1,0 +1,108 @@
+"""The ATU's TLB storage (dissertation ch. 5.4, fig. 5-12 "TLB")."""
+
+from amaranth.asserts import AnyConst
+from amaranth.hdl import Assert, Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["AtuTlb", "TlbReadSignature"]
+
+
+class TlbReadSignature(wiring.Signature):
+    """The TLB's synchronous read port as the lookup sees it: the row of ``page``'s set arrives in
+    ``ways`` one cycle after ``en``.
+
+    Members
+    -------
+    en : Out(1)
+    page : Out(formats.page)
+    ways : In(formats.tlb_row)
+    """
+
+    def __init__(self, formats):
+        self._f = formats
+        super().__init__({"en": Out(1), "page": Out(formats.page), "ways": In(formats.tlb_row)})
+
+    def __eq__(self, other):
+        return type(other) is TlbReadSignature and other.members == self.members
+
+    def __hash__(self):
+        return hash(TlbReadSignature)
+
+    def __repr__(self):
+        return f"TlbReadSignature({self._f.tlb_row!r})"
+
+
+class AtuTlb(wiring.Component):
+    """TLB storage: one block RAM of ``sets`` rows of ``ways`` entries {valid, read, write, VPID, tag,
+    PPN}, indexed by the low bits of the NLA page; one read port, one write port.
+
+    The write port serves an invalidation (a flush: every way of the set, valid bit clear) or else a
+    fill (one way, chosen by a round-robin victim counter); an invalidation wins over a fill in the same
+    cycle (a lost fill only costs a later miss).  An invalidation writes the fill's fields with the
+    valid bit clear: only the valid bit waits for the flush strobe, and an invalid entry's other fields
+    are never used.  Not cleared by reset (block RAM): it starts empty from the configuration image.
+
+    Deviations from ch. 5.4: entries are tagged with the VPID (a GATE fetched for one VPID never hits
+    for another); 2 and 4 ways as options.
+
+    Parameters
+    ----------
+    formats : AtuFormats
+
+    Members
+    -------
+    read : In(TlbReadSignature)
+    fill : In(stream.Signature(formats.fill, always_ready=True))
+        Write a valid entry for ``fill.nla`` (always ready: a fill that loses to an invalidation is
+        dropped).
+    invalidate : In(stream.Signature(formats.page, always_ready=True))
+        Clear the valid bit of every way of this page's set.
+    """
+
+    def __init__(self, *, formats):
+        self._f = formats
+        super().__init__({
+            "read": In(TlbReadSignature(formats)),
+            "fill": In(stream.Signature(formats.fill, always_ready=True)),
+            "invalidate": In(stream.Signature(formats.page, always_ready=True)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        f = self._f
+        W = f.ways
+        m.submodules.mem = mem = Memory(shape=f.tlb_row, depth=f.sets, init=[])
+        rd = mem.read_port(domain="sync")
+        wr = mem.write_port(granularity=1)
+        m.d.comb += [rd.en.eq(self.read.en), rd.addr.eq(f.key(self.read.page).set),
+                     self.read.ways.eq(rd.data)]
+
+        fill = self.fill.payload
+        entry = Signal(f.tlb_entry)
+        m.d.comb += [entry.valid.eq(~self.invalidate.valid), entry.read.eq(fill.read), entry.write.eq(fill.write),
+                     entry.vpid.eq(fill.vpid), entry.tag.eq(f.key(fill.nla).tag), entry.ppn.eq(fill.ppn)]
+        m.d.comb += [wr.data[w].eq(entry) for w in range(W)]
+        victim = Signal(range(W)) if W > 1 else None
+        with m.If(self.invalidate.valid):
+            m.d.comb += [wr.addr.eq(f.key(self.invalidate.payload).set), wr.en.eq((1 << W) - 1)]
+        with m.Elif(self.fill.valid):
+            m.d.comb += [wr.addr.eq(f.key(fill.nla).set), wr.en.eq(Const(1, W) << victim if W > 1 else 1)]
+            if W > 1:
+                m.d.sync += victim.eq(victim + 1)
+
+        if platform == "formal":
+            # a set once invalidated reads back with every way invalid until a fill writes it again
+            # (the read port is not transparent: a read in the cycle of a write sees the old row)
+            watch = Signal(f.set_bits)
+            clear = Signal(init=1)             # the RAM starts all zero: every set invalid
+            read_clear = Signal()
+            m.d.comb += watch.eq(AnyConst(f.set_bits))
+            with m.If(wr.en.any() & (wr.addr == watch)):
+                m.d.sync += clear.eq(self.invalidate.valid)
+            with m.If(rd.en):
+                m.d.sync += read_clear.eq(clear & (rd.addr == watch))
+            with m.If(read_clear):
+                m.d.comb += [Assert(~self.read.ways[w].valid) for w in range(W)]
+        return m

@@ -1,0 +1,121 @@
+"""The ATU's transmit side: one output register for its HTAX link (dissertation ch. 5.3-5.4,
+fig. 5-12 "ATS out" and the GATE reads of fig. 5-9)."""
+
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.ats import AtsCmd
+from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxLinkSignature, HtaxVC
+from rtl.common.htax_rules import link_rules
+
+from .formats import OfferSignature
+
+__all__ = ["AtuTxArbiter"]
+
+
+class AtuTxArbiter(wiring.Component):
+    """Output register and arbiter of the ATU's transmit link.
+
+    Every beat leaves from one register, which loads whenever it is free (empty or its beat moves), by
+    fixed priority: flush request > GATE read > translation response.  The source is chosen among
+    flags that are registers (or register inputs); only ``valid`` waits for the late bypass decision
+    (the register's data is the response candidate when nothing else is chosen, and nobody looks at
+    it while ``valid`` is low), so the late decision drives one flop instead of the whole beat.  Flush
+    requests and translation responses go out on the ATS VC, single-beat ATS packets with tag 0 (flush)
+    or the request's tag; a GATE read is a READ of one 64-bit word on the non-posted VC, tagged with
+    its reorder-buffer slot.
+
+    Parameters
+    ----------
+    formats : AtuFormats
+    htax_port : int
+        The ATU's port (``src`` of every packet).
+    host_port : int
+        Host memory's port (``dst`` of GATE reads).
+
+    Members
+    -------
+    flush_requests : In(stream.Signature(formats.flush_request))
+    reads : In(stream.Signature(formats.read))
+    responses : In(OfferSignature(formats.response))
+    tx : Out(HtaxLinkSignature)
+        Obeys the HTAX link rules.
+    answered : Out(stream.Signature(1, always_ready=True))
+        A translation response (of flush epoch ``payload``) moves out in this cycle.
+    failed : Out(1)
+        One cycle after a translation response with ``ok = 0`` entered the output register.
+    """
+
+    def __init__(self, *, formats, htax_port, host_port):
+        self._f = formats
+        self._htax_port = htax_port
+        self._host_port = host_port
+        super().__init__({
+            "flush_requests": In(stream.Signature(formats.flush_request)),
+            "reads": In(stream.Signature(formats.read)),
+            "responses": In(OfferSignature(formats.response)),
+            "tx": Out(HtaxLinkSignature()),
+            "answered": Out(stream.Signature(1, always_ready=True)),
+            "failed": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        tx = self.tx
+        out = Signal(HtaxBeat)
+        out_valid = Signal()
+        out_rsp = Signal()                  # holds a translation response
+        out_epoch = Signal()                # its flush epoch
+        out_np = Signal()                   # out.vc is NONPOSTED (a read), else ATS: a flop for `free`
+        moves = out_valid & Mux(out_np, tx.ready[HtaxVC.NONPOSTED.value], tx.ready[HtaxVC.ATS.value])
+        free = ~out_valid | moves
+        fl_send = self.flush_requests.valid
+        rd_send = self.reads.valid
+        rsp = self.responses
+        m.d.comb += [
+            tx.valid.eq(out_valid), tx.payload.eq(out),
+            self.flush_requests.ready.eq(free),
+            self.reads.ready.eq(free & ~fl_send),
+            rsp.ready.eq(free & ~fl_send & ~rd_send),
+            self.answered.valid.eq(moves & out_rsp), self.answered.payload.eq(out_epoch),
+        ]
+
+        h = out.word.header
+
+        def ats_header(dst, tag):
+            return [h.cmd.eq(HtaxCmd.ATS), h.vc.eq(HtaxVC.ATS), h.src.eq(self._htax_port), h.dst.eq(dst),
+                    h.tag.eq(tag), out.vc.eq(HtaxVC.ATS), out.first.eq(1), out.last.eq(1)]
+
+        with m.If(free):
+            m.d.sync += [out.eq(0), out_valid.eq(fl_send | rd_send | rsp.valid),
+                         out_rsp.eq(~fl_send & ~rd_send), out_np.eq(~fl_send & rd_send)]
+            with m.If(fl_send):
+                fl = self.flush_requests.payload
+                fr = h.body.ats.flush_request
+                m.d.sync += ats_header(fl.dst, 0)
+                m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(fl.vpid), fr.nla_page.eq(fl.nla),
+                             fr.flush_id.eq(fl.flush_id)]
+            with m.Elif(rd_send):
+                rd = self.reads.payload
+                m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self._htax_port),
+                             h.dst.eq(self._host_port), h.tag.eq(rd.slot),
+                             # {gat_base, gate_index} is the GATE's word address
+                             h.body.mem.addr.eq(Cat(Const(0, 3), rd.gate_index, rd.gat_base)),
+                             h.body.mem.length.eq(1), h.body.mem.first_be.eq(0xFF),
+                             out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1), out.last.eq(1)]
+            with m.Else():
+                tr = h.body.ats.translation_response
+                m.d.sync += ats_header(rsp.payload.dst, rsp.payload.tag)
+                m.d.sync += [tr.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tr.ok.eq(rsp.payload.ok),
+                             tr.cause.eq(rsp.payload.cause), tr.ppn.eq(rsp.payload.ppn),
+                             out_epoch.eq(rsp.payload.epoch)]
+        m.d.sync += self.failed.eq(rsp.valid & rsp.ready & ~rsp.payload.ok)
+
+        if platform == "formal":
+            link_rules(m, tx, Assert, well_formed=True, name="tx")
+            m.d.comb += [
+                Assert(~out_valid | (out_np == (out.vc == HtaxVC.NONPOSTED))),
+                Assert(~(out_valid & out_rsp) | (h.body.ats.cmd == AtsCmd.TRANSLATION_RESPONSE)),
+            ]
+        return m

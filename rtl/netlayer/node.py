@@ -1,0 +1,142 @@
+"""A node's network layer: crossbar, link ports and network port (dissertation ch. 7.3, fig. 7-1).
+
+The block between the functional units and the cables: the network port (:mod:`rtl.netport`) puts
+routes on the units' packets and takes them off again, the crossbar (:mod:`rtl.xbar`) switches them,
+and one link port (:mod:`rtl.net`) per cable carries them to the neighbour, with retransmission.  Link
+port ``k`` is crossbar port ``k``; the network port is the crossbar's network port 0 (route words eject
+there with character ``EJECT + 0``).  Every link and crossbar port carries the four VCs of
+``docs/network.md``.
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature
+from rtl.common.params import check_int
+from rtl.net import COUNTERS, LinkPort
+from rtl.net.params import PhitCtl
+from rtl.netport import NetworkPort
+from rtl.netport.ejector import EjectorEvents
+from rtl.netport.injector import InjectorEvents
+from rtl.xbar import Crossbar
+from rtl.xbar.input import InputEvents
+from rtl.xbar.output import OutputEvents
+
+__all__ = ["NetworkLayer", "PhySignature"]
+
+
+class PhySignature(wiring.Signature):
+    """One link port's side toward the PHY (SERDES): a phit and its two control bits each way.
+
+    Members
+    -------
+    tx_phit : Out(phit_bits)
+    tx_ctl : Out(PhitCtl)
+    rx_phit : In(phit_bits)
+    rx_ctl : In(PhitCtl)
+    """
+
+    def __init__(self, phit_bits):
+        self._bits = phit_bits
+        super().__init__({"tx_phit": Out(phit_bits), "tx_ctl": Out(PhitCtl),
+                          "rx_phit": In(phit_bits), "rx_ctl": In(PhitCtl)})
+
+    def __eq__(self, other):
+        return type(other) is PhySignature and other._bits == self._bits
+
+    def __hash__(self):
+        return hash((PhySignature, self._bits))
+
+    def __repr__(self):
+        return f"PhySignature({self._bits})"
+
+
+class NetworkLayer(wiring.Component):
+    """The network layer of one node.
+
+    Parameters
+    ----------
+    link_ports : int
+        Link ports (cables), 1..7.
+    entries : int
+        Route table entries (nodes).
+    sources, sinks
+        The network port's unit streams (:class:`~rtl.netport.NetworkPort`).
+    link : dict
+        :class:`~rtl.net.LinkPort` parameters (``vcs`` is set to 4).
+    depth : int
+        The crossbar's VC queue depth.
+    dateline : bool
+        As :class:`~rtl.xbar.Crossbar` (test only).
+
+    Members
+    -------
+    fu_tx, fu_rx
+        The network port's unit streams.
+    phy : Out(PhySignature(phit_bits)).array(link_ports)
+    node_id : In(NODE_BITS)
+    table_addr, table_data
+        The route table's read port.
+    replay_timeout : In(16), max_replays : In(4)
+        Every link port's retransmission settings.
+    link_error : Out(link_ports)
+    link_counters : Out(counter_bits).array(link_ports, len(COUNTERS))
+        Every link port's counters, in the order of :data:`rtl.net.COUNTERS`.
+    xbar_in_events, xbar_out_events, tx_events, rx_events
+        The crossbar's and the network port's event strobes.
+    """
+
+    def __init__(self, *, link_ports, entries, sources, sinks, link=None, depth=16, dateline=True):
+        check_int("link_ports", link_ports, 1, 7)
+        self.link_params = dict(link or {}, vcs=NUM_NET_VCS)
+        self.links = [LinkPort(**self.link_params) for _ in range(link_ports)]
+        self.xbar = Crossbar(link_ports=link_ports, net_ports=1, depth=depth, dateline=dateline)
+        self.np = NetworkPort(sources=sources, sinks=sinks, entries=entries)
+        p = self.links[0].params
+        ports = link_ports + 1
+        super().__init__({
+            "fu_tx": In(NetStreamSignature()).array(len(self.np.sources)),
+            "fu_rx": Out(NetStreamSignature()).array(len(self.np.sinks)),
+            "phy": Out(PhySignature(p.phit_bits)).array(link_ports),
+            "node_id": In(NODE_BITS),
+            "table_addr": Out(range(entries)), "table_data": In(64),
+            "replay_timeout": In(16, init=self.links[0].replay_timeout_init),
+            "max_replays": In(4, init=self.links[0].max_replays_init),
+            "link_error": Out(link_ports),
+            "link_counters": Out(p.counter_bits).array(link_ports, len(COUNTERS)),
+            "xbar_in_events": Out(InputEvents).array(ports),
+            "xbar_out_events": Out(OutputEvents).array(ports),
+            "tx_events": Out(InjectorEvents).array(2),
+            "rx_events": Out(EjectorEvents).array(2),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.xbar = x = self.xbar
+        m.submodules.np = n = self.np
+        for k, link in enumerate(self.links):
+            m.submodules[f"link{k}"] = link
+            for v in range(NUM_NET_VCS):
+                wiring.connect(m, link.rx[v], x.ports[k].i[v])
+                wiring.connect(m, x.ports[k].o[v], link.tx[v])
+            phy = self.phy[k]
+            m.d.comb += [phy.tx_phit.eq(link.tx_phit), phy.tx_ctl.eq(link.tx_ctl),
+                         link.rx_phit.eq(phy.rx_phit), link.rx_ctl.eq(phy.rx_ctl),
+                         link.replay_timeout.eq(self.replay_timeout), link.max_replays.eq(self.max_replays),
+                         self.link_error[k].eq(link.link_error)]
+            m.d.comb += [self.link_counters[k][j].eq(getattr(link, name)) for j, name in enumerate(COUNTERS)]
+        L = len(self.links)
+        for v in range(NUM_NET_VCS):
+            wiring.connect(m, n.xbar_o[v], x.ports[L].i[v])
+            wiring.connect(m, x.ports[L].o[v], n.xbar_i[v])
+        for k in range(len(n.sources)):
+            wiring.connect(m, wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
+        for k in range(len(n.sinks)):
+            wiring.connect(m, n.fu_rx[k], wiring.flipped(self.fu_rx[k]))
+        m.d.comb += [n.node_id.eq(self.node_id), self.table_addr.eq(n.table_addr), n.table_data.eq(self.table_data)]
+        for p in range(L + 1):
+            m.d.comb += [self.xbar_in_events[p].eq(x.in_events[p]), self.xbar_out_events[p].eq(x.out_events[p])]
+        m.d.comb += [self.tx_events[c].eq(n.tx_events[c]) for c in range(2)]
+        m.d.comb += [self.rx_events[c].eq(n.rx_events[c]) for c in range(2)]
+        return m

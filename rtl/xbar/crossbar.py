@@ -1,0 +1,137 @@
+"""The network crossbar: link ports and network ports, four VCs, cut-through, source-path routing.
+
+Dissertation ch. 7.3 ("the EXTOLL crossbar finally implements the switching and routing resources of
+the EXTOLL network"; cut-through switching, run-length-encoded source-path routing with two VCs for
+the torus dateline).  Every port has one stream per VC in each direction; an input port
+(:class:`~rtl.xbar.input.XbarInput`) routes the head packet of each VC, chooses one that can go and
+requests its output; an output port (:class:`~rtl.xbar.output.XbarOutput`) grants round-robin, takes
+one packet at a time into the queue of its VC, with room for the whole packet reserved at the grant.
+``docs/network.md`` states the formats, the routing rules and the deadlock argument.
+
+Deviations from the dissertation: the crossbar switches 64-bit beats, not 16-bit phits (the link
+ports convert); there are four VCs (two message classes, each with the two dateline VCs) instead of
+two, so protocol deadlock is excluded in the network too; a packet's route is its own first beat.
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import MAX_PACKET_BEATS, NUM_NET_VCS, NetStreamSignature
+from rtl.common.params import check_choice, check_int
+
+from .input import InputEvents, XbarInput
+from .output import OutputEvents, XbarOutput
+
+__all__ = ["Crossbar", "XbarPortSignature"]
+
+
+class XbarPortSignature(wiring.Signature):
+    """One crossbar port as the crossbar sees it: ``i`` carries packets into the crossbar, ``o`` out of
+    it, one stream per VC.  (A unit attached to the port connects its streams element by element:
+    Amaranth 0.5 cannot flip a signature whose members are arrays of interfaces.)
+
+    Members
+    -------
+    i : In(NetStreamSignature()).array(vcs)
+    o : Out(NetStreamSignature()).array(vcs)
+    """
+
+    def __init__(self, vcs=NUM_NET_VCS):
+        self._vcs = vcs
+        super().__init__({"i": In(NetStreamSignature()).array(vcs),
+                          "o": Out(NetStreamSignature()).array(vcs)})
+
+    def __eq__(self, other):
+        return type(other) is XbarPortSignature and other._vcs == self._vcs
+
+    def __hash__(self):
+        return hash((XbarPortSignature, self._vcs))
+
+    def __repr__(self):
+        return f"XbarPortSignature({self._vcs})"
+
+
+class Crossbar(wiring.Component):
+    """The network crossbar.
+
+    Parameters
+    ----------
+    link_ports : int
+        Link ports, 1..7: crossbar ports ``0 .. link_ports - 1``.
+    net_ports : int
+        Network ports, 1..4: crossbar ports ``link_ports ..``; a route's ejecting character names them
+        ``0 ..``.
+    vcs : int
+        VCs per port: 4 (requests and responses, each on two dateline VCs) or 2 (one class).
+    depth : int
+        Beats per (output port, VC) queue, 13..64 (a grant reserves 13: the largest packet).
+    dateline : bool
+        ``False`` keeps every packet on dateline VC 0 (test only: shows the deadlock of a ring).
+
+    Members
+    -------
+    ports : Out(XbarPortSignature(vcs)).array(link_ports + net_ports)
+        ``ports[p].i[v]`` carries packets of VC ``v`` into the crossbar from the unit at port ``p``,
+        ``ports[p].o[v]`` out of it (Verilog ``ports__3__i__0__valid`` ...).
+    in_events : Out(InputEvents).array(ports)
+        Per input port, one-cycle strobes: a packet granted an output, a packet dropped (by cause).
+    out_events : Out(OutputEvents).array(ports)
+        Per output port: a packet's first beat left.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter is not an integer or out of range.
+    """
+
+    def __init__(self, *, link_ports, net_ports, vcs=NUM_NET_VCS, depth=16, dateline=True):
+        check_int("link_ports", link_ports, 1, 7)
+        check_int("net_ports", net_ports, 1, 4)
+        check_choice("vcs", vcs, (2, 4))
+        check_int("depth", depth, MAX_PACKET_BEATS, 64)
+        self.link_ports, self.net_ports, self.vcs, self.depth = link_ports, net_ports, vcs, depth
+        self.dateline = bool(dateline)
+        ports = link_ports + net_ports
+        super().__init__({
+            "ports": Out(XbarPortSignature(vcs)).array(ports),
+            "in_events": Out(InputEvents).array(ports),
+            "out_events": Out(OutputEvents).array(ports),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        P = self.link_ports + self.net_ports
+        ins, outs = [], []
+        for p in range(P):
+            m.submodules[f"in{p}"] = x = XbarInput(link_ports=self.link_ports, net_ports=self.net_ports,
+                                                   vcs=self.vcs, dateline=self.dateline)
+            m.submodules[f"out{p}"] = y = XbarOutput(index=p, ports=P, vcs=self.vcs, depth=self.depth)
+            ins.append(x)
+            outs.append(y)
+            for v in range(self.vcs):
+                wiring.connect(m, wiring.flipped(self.ports[p].i[v]), x.i[v])
+                wiring.connect(m, y.o[v], wiring.flipped(self.ports[p].o[v]))
+            m.d.comb += [self.in_events[p].eq(x.events), self.out_events[p].eq(y.events)]
+        for x in ins:
+            m.d.comb += [x.avail[o].eq(y.avail) for o, y in enumerate(outs)]
+        for i, x in enumerate(ins):
+            m.d.comb += x.grant.eq(sum(y.grant[i] for y in outs) != 0)
+            for y in outs:
+                m.d.comb += [y.reqs[i].valid.eq(x.req.valid), y.reqs[i].port.eq(x.req.port),
+                             y.reqs[i].vc.eq(x.req.vc),
+                             y.beats[i].valid.eq(x.beat.valid), y.beats[i].payload.eq(x.beat.payload)]
+            m.d.comb += x.beat.ready.eq(sum(y.taking[i] for y in outs) != 0)
+        if platform == "formal":
+            self._properties(m, ins, outs)
+        return m
+
+    def _properties(self, m, ins, outs):
+        """Between the blocks: an input's beats go to one output only (no loss, no duplication), the
+        output its packet was granted, into the queue of the VC its route step named."""
+        from amaranth.hdl import Assert
+        for i, x in enumerate(ins):
+            m.d.comb += Assert(sum(y.taking[i] for y in outs) <= 1)
+            for o, y in enumerate(outs):
+                with m.If(y.taking[i]):
+                    m.d.comb += Assert(x.dest_port == o)

@@ -1,0 +1,159 @@
+"""A crossbar output port: round-robin grants, one packet at a time, a queue per VC.
+
+Dissertation ch. 7.3; rules in ``docs/network.md``.  The port takes one packet at a time from the
+input it granted (``cur``) into the queue of the packet's VC, and may already have granted the next
+packet (``nxt``), which follows the current one's last beat without a gap.  A grant reserves room for
+a whole packet of the largest size in the VC's queue (``free`` counts the queue's beats neither
+stored nor reserved; a packet's unused reservation comes back when its last beat is stored), so a
+granted packet never waits for room: a VC whose sink stops fills only its own queue, never holds the
+port, and the other VCs keep moving (virtual cut-through, no head-of-line blocking between VCs).
+
+Grants go round-robin among the requesting inputs (the pointer moves past the granted input), so an
+input that requests a port whenever the port grants waits for at most ``ports - 1`` other packets.
+"""
+
+from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature
+from rtl.htax.rr import one_hot_index, past_mask, round_robin_mask
+
+from .input import XbarRequestSignature
+
+__all__ = ["XbarOutput", "OutputEvents"]
+
+
+class OutputEvents(data.Struct):
+    """One-cycle strobes of an output port."""
+    packet: 1       # a packet's first beat left the port
+
+
+class XbarOutput(wiring.Component):
+    """Output port ``index`` of a crossbar with ``ports`` ports and ``vcs`` VCs.
+
+    Parameters
+    ----------
+    index : int
+        This port's number (it grants requests whose ``port`` is ``index``).
+    ports : int
+    vcs : int
+    depth : int
+        Beats per VC queue, at least :data:`~rtl.common.net.MAX_PACKET_BEATS`.
+
+    Members
+    -------
+    reqs : In(XbarRequestSignature(ports)).array(ports)
+        Every input's request.
+    grant : Out(ports)
+        One-hot: the input granted in this cycle.
+    beats : In(stream.Signature(NetBeat)).array(ports)
+        Every input's packet beats; this port takes (``ready``) those of ``cur``.
+    taking : Out(ports)
+        One-hot: the input whose beats this port takes (from registers).
+    avail : Out(4)
+        ``avail[u]``: this port grants requests for VC ``u`` (from registers).
+    o : Out(NetStreamSignature()).array(vcs)
+        The VC queues' outputs.
+    events : Out(OutputEvents)
+    """
+
+    AHEAD = 2
+
+    def __init__(self, *, index, ports, vcs=NUM_NET_VCS, depth=16):
+        self._index, self._ports, self._vcs, self._depth = index, ports, vcs, depth
+        super().__init__({
+            "reqs": In(XbarRequestSignature(ports)).array(ports),
+            "grant": Out(ports),
+            "beats": In(stream.Signature(NetBeat)).array(ports),
+            "taking": Out(ports),
+            "avail": Out(NUM_NET_VCS),
+            "o": Out(NetStreamSignature()).array(vcs),
+            "events": Out(OutputEvents),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        P, V, D = self._ports, self._vcs, self._depth
+        cur_act, cur_src, cur_vc = Signal(), Signal(range(P)), Signal(2)
+        nxt_act, nxt_src, nxt_vc = Signal(), Signal(range(P)), Signal(2)
+        free = [Signal(range(D + 1), init=D, name=f"vc{u}_free") for u in range(V)]
+        written = Signal(range(MAX_PACKET_BEATS + 1))      # beats of cur stored so far
+        length = Signal(range(MAX_PACKET_BEATS + 1))       # cur's length, known once its header is stored
+
+        # Grants: round-robin among the inputs requesting this port for an available VC, while the port
+        # is idle or its current packet has at most AHEAD beats to go (so a booked input waits at most
+        # that long, and its packet follows the current one without a gap).
+        near = Signal()
+        m.d.comb += near.eq(~cur_act | ((written >= 2) & (length - written <= self.AHEAD)))
+        m.d.comb += self.avail.eq(Cat(~nxt_act & near & (free[u] >= MAX_PACKET_BEATS) for u in range(V)))
+        wants = Cat(r.valid & (r.port == self._index) & self.avail.bit_select(r.vc, 1) for r in self.reqs)
+        mask = Signal(P, init=(1 << P) - 1)
+        grant = round_robin_mask(m, wants, mask, name="grant")
+        g_src = one_hot_index(m, grant, name="grant_src")
+        g_vc = Signal(2)
+        m.d.comb += [self.grant.eq(grant), g_vc.eq(Array(r.vc for r in self.reqs)[g_src])]
+        granted = grant.any()
+        with m.If(granted):
+            m.d.sync += mask.eq(past_mask(grant))
+
+        # The current packet's beats into its VC queue.
+        src = Array(self.beats)[cur_src]
+        store = Signal()
+        m.d.comb += store.eq(cur_act & src.valid)
+        ending = Signal()
+        m.d.comb += ending.eq(store & src.payload.last)
+        m.d.comb += self.taking.eq(Mux(cur_act, 1 << cur_src, 0))
+        for i in range(P):
+            m.d.comb += self.beats[i].ready.eq(self.taking[i])
+        with m.If(store):
+            m.d.sync += written.eq(written + 1)
+            with m.If(written == 1):
+                hdr = NetHeader(src.payload.data)
+                m.d.sync += length.eq(2 + hdr.command_words + Mux(hdr.payload_words > MAX_PAYLOAD_WORDS,
+                                                                  MAX_PAYLOAD_WORDS, hdr.payload_words))
+        with m.If(ending | ~cur_act):
+            m.d.sync += [written.eq(0), cur_act.eq(nxt_act | granted), cur_src.eq(Mux(nxt_act, nxt_src, g_src)),
+                         cur_vc.eq(Mux(nxt_act, nxt_vc, g_vc)), nxt_act.eq(nxt_act & granted)]
+            with m.If(nxt_act & granted):
+                m.d.sync += [nxt_src.eq(g_src), nxt_vc.eq(g_vc)]
+        with m.Elif(granted):
+            m.d.sync += [nxt_act.eq(1), nxt_src.eq(g_src), nxt_vc.eq(g_vc)]
+
+        queues = []
+        for u in range(V):
+            m.submodules[f"vc{u}_queue"] = q = fifo.SyncFIFO(width=NetBeat.as_shape().size, depth=D)
+            queues.append(q)
+            out = self.o[u]
+            m.d.comb += [
+                q.w_en.eq(store & (cur_vc == u)), q.w_data.eq(src.payload),
+                out.valid.eq(q.r_rdy), out.payload.eq(q.r_data), q.r_en.eq(out.ready),
+            ]
+            pop = out.valid & out.ready
+            take = granted & (g_vc == u)
+            refund = ending & (cur_vc == u)
+            m.d.sync += free[u].eq(free[u] - Mux(take, MAX_PACKET_BEATS, 0) + pop
+                                   + Mux(refund, MAX_PACKET_BEATS - 1 - written, 0))
+        m.d.comb += self.events.packet.eq(Cat(o.valid & o.ready & o.payload.first for o in self.o).any())
+
+        if platform == "formal":
+            self._properties(m, queues, free, wants, grant)
+        return m
+
+    def _properties(self, m, queues, free, wants, grant):
+        """The output's contract: a stored beat always finds room (reserved at the grant), the free
+        count never promises room that is taken, and an input that requests this port in every cycle
+        in which it may waits for at most ``ports - 1`` grants to others (round robin)."""
+        P, D = self._ports, self._depth
+        for u, q in enumerate(queues):
+            with m.If(q.w_en):
+                m.d.comb += Assert(q.w_rdy)
+            m.d.comb += Assert(free[u] + q.level <= D)
+        for i in range(P):
+            passed = Signal(range(P + 1), name=f"f_passed{i}")     # grants to others while i waits
+            with m.If(wants[i] & ~grant[i]):
+                with m.If(grant.any()):
+                    m.d.sync += passed.eq(passed + 1)
+            with m.Else():
+                m.d.sync += passed.eq(0)
+            m.d.comb += Assert(passed <= P - 1)

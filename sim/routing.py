@@ -1,0 +1,479 @@
+"""Routing software: topologies, dimension-order routes, route tables and their self-checks (ch. 8.2).
+
+The dissertation's network management is SERU (ch. 8.2), a Python tool that reads the topology and the
+node's id and computes shortest-path routes; this module is its counterpart for the fabric simulations,
+the tests and the driver.  It builds on :mod:`sim.netroute` (the route word and one crossbar's routing
+step, ``docs/network.md``):
+
+* :class:`Topology`: a 1-, 2- or 3-D torus of 1 to 64 nodes per dimension (:func:`ring`,
+  :func:`torus_2d`, :func:`torus_3d`), or two nodes joined by one link (:func:`back_to_back`).  Node ids
+  count x fastest; every node has its own link-port numbering, by default ``+x 0, -x 1, +y 2, -y 3,
+  +z 4, -z 5`` (:data:`DIRECTIONS`).
+* Routes: minimal and dimension order (x, then y, then z).  In a ring of even size a destination
+  ``k / 2`` away either way is reached in the ``+`` direction.  The dateline of a ring is its
+  wrap-around link (from the node at coordinate ``k - 1`` to the one at 0, whichever way it is
+  crossed): the hops up to and including it run on dateline VC 0 (``hops0``), the rest on VC 1
+  (``hops1``); a route that does not cross it stays on VC 0.  :meth:`Topology.route` encodes a route
+  as a route word: one link character per dimension with hops, then the ejecting character.
+* :meth:`Topology.route_table`: the contents of a node's route look-up table (RLT, ch. 7.4), one
+  route word per destination node id.
+* Self-checks: :func:`walk` follows a route word through the wiring with
+  :func:`sim.netroute.route_step` at every crossbar; :func:`dependency_graph` and :func:`find_cycle`
+  build and check the channel dependency graph of a set of routes (the deadlock argument of
+  ``docs/network.md``).
+
+Deviations from the dissertation: SERU read the topology from ``/etc/extoll/topology`` and wrote the
+routes through the driver's sysfs files; here the topology is a Python object and the route table a
+list that the caller writes to the RLT.  The dissertation's routing strings are a string of 16-bit
+characters in the routing frame; ours are the 64-bit route word of ``docs/network.md``.
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from rtl.common.net import EJECT, MAX_HOPS, ROUTE_CHARS, RouteError
+from rtl.common.params import check_distinct, check_int
+
+from .netroute import eject_char, route_char, route_step, route_word
+
+__all__ = ["DIRECTIONS", "MAX_RING", "Topology", "back_to_back", "ring", "torus_2d", "torus_3d",
+           "encode_route", "Hop", "Walk", "walk", "all_routes", "dependency_graph", "find_cycle"]
+
+#: link directions in the order of a node's port numbering; the default numbering is their index
+DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
+MAX_RING = 64           # nodes per dimension: at most 32 hops, within the 6-bit hop counters
+MAX_NET_PORT = 15 - EJECT
+_AXES = "xyz"
+
+
+def encode_route(links, *, net_port=0):
+    """The route word of link characters ``links`` followed by the ejecting character.
+
+    Parameters
+    ----------
+    links : iterable of (int, int, int)
+        ``(port, hops0, hops1)`` of each link character, in the order the packet uses them.
+    net_port : int
+        The network port of the destination's crossbar where the packet leaves the network.
+
+    Raises
+    ------
+    ValueError
+        A character names no link port, has no hops or more than :data:`~rtl.common.net.MAX_HOPS`
+        on a VC, or the characters do not fit one route word.
+    """
+    links = [tuple(c) for c in links]
+    check_int("net_port", net_port, 0, MAX_NET_PORT)
+    if len(links) > ROUTE_CHARS - 1:
+        raise ValueError(f"a route word holds {ROUTE_CHARS - 1} link characters and the ejecting one, "
+                         f"not {len(links)} link characters")
+    chars = []
+    for i, (port, hops0, hops1) in enumerate(links):
+        check_int(f"port of link character {i}", port, 0, EJECT - 1)
+        check_int(f"hops0 of link character {i}", hops0, 0, MAX_HOPS)
+        check_int(f"hops1 of link character {i}", hops1, 0, MAX_HOPS)
+        if hops0 == hops1 == 0:
+            raise ValueError(f"link character {i} has no hops (a crossbar would drop the packet as EXHAUSTED)")
+        chars.append(route_char(port, hops0, hops1))
+    return route_word([*chars, eject_char(net_port)])
+
+
+class Hop(NamedTuple):
+    """A packet leaving ``node`` through link ``port`` on dateline VC ``dateline``: one channel of the
+    channel dependency graph (within one message class)."""
+    node: int
+    port: int
+    dateline: int
+
+
+class Topology:
+    """A torus (ring, 2-D, 3-D) or mesh of nodes, its link-port numbering and its wiring.
+
+    Node ``n`` has coordinates ``(x, y, z)`` with ``n = x + kx * (y + ky * z)`` (x fastest).  Along
+    every dimension of size ``k >= 2`` the link port of direction ``+d`` of the node at coordinate
+    ``c`` is cabled to the port of direction ``-d`` of the node at ``c + 1`` (mod ``k`` in a torus).
+    A dimension of 1 has no links; a torus dimension of 2 has two parallel links between its two nodes
+    (``+d`` of each node to ``-d`` of the other); a mesh dimension (``wrap=False``) has no wrap-around
+    link, so two nodes of a mesh are joined by one link (:func:`back_to_back`).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Nodes per dimension, one to three dimensions of 1 to :data:`MAX_RING` each.
+    ports : dict of int to sequence of int, optional
+        Link-port numbering of the nodes that are not numbered by default: for node ``n``, the link
+        port of each direction of :data:`DIRECTIONS` that the shape has (``+x, -x`` for one
+        dimension, up to ``+x .. -z`` for three), distinct, each 0 to 7.  Default: the direction's
+        index in :data:`DIRECTIONS`.
+    wrap : bool
+        ``True`` (default): a torus, with the wrap-around link of every ring.  ``False``: a mesh.
+
+    Members
+    -------
+    shape, wrap : as given
+    dims : int
+        Number of dimensions.
+    nodes : int
+        Number of nodes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter out of range (exact messages in ``tests/sim/test_routing.py``).
+    """
+
+    def __init__(self, *, shape, ports=None, wrap=True):
+        shape = tuple(shape)
+        if not 1 <= len(shape) <= 3:
+            raise ValueError(f"shape must have 1, 2 or 3 dimensions, not {len(shape)}")
+        for i, k in enumerate(shape):
+            check_int(f"shape[{i}]", k, 1, MAX_RING)
+        if not isinstance(wrap, bool):
+            raise TypeError(f"wrap must be a bool, not {wrap!r}")
+        self.shape = shape
+        self.wrap = wrap
+        self.dims = len(shape)
+        self.nodes = 1
+        self._strides = []
+        for k in shape:
+            self._strides.append(self.nodes)
+            self.nodes *= k
+        self._default = tuple(range(2 * self.dims))
+        self._ports = {}
+        if ports is None:
+            ports = {}
+        if not isinstance(ports, dict):
+            raise TypeError(f"ports must be a dict from node to link ports, not {ports!r}")
+        for node, numbering in ports.items():
+            check_int("ports node", node, 0, self.nodes - 1)
+            numbering = tuple(numbering)
+            if len(numbering) != 2 * self.dims:
+                raise ValueError(f"ports[{node}] must list {2 * self.dims} link ports "
+                                 f"({', '.join(DIRECTIONS[:2 * self.dims])}), not {len(numbering)}")
+            for d, port in enumerate(numbering):
+                check_int(f"ports[{node}][{DIRECTIONS[d]}]", port, 0, EJECT - 1)
+            check_distinct(f"ports[{node}]", numbering)
+            if numbering != self._default:
+                self._ports[node] = numbering
+
+    def __repr__(self):
+        ports = f", ports={self._ports}" if self._ports else ""
+        return f"Topology(shape={self.shape}, wrap={self.wrap}{ports})"
+
+    # -- nodes and ports ------------------------------------------------------------------------------
+
+    def coords(self, node):
+        """The coordinates of ``node``, one per dimension (x first)."""
+        check_int("node", node, 0, self.nodes - 1)
+        out = []
+        for k in self.shape:
+            node, c = divmod(node, k)
+            out.append(c)
+        return tuple(out)
+
+    def node_id(self, coords):
+        """The node at ``coords`` (one coordinate per dimension)."""
+        coords = tuple(coords)
+        if len(coords) != self.dims:
+            raise ValueError(f"coords must have {self.dims} values, not {len(coords)}")
+        for axis, c, k in zip(_AXES[:self.dims], coords, self.shape, strict=True):
+            check_int(axis, c, 0, k - 1)
+        return sum(c * s for c, s in zip(coords, self._strides, strict=True))
+
+    def ports(self, node):
+        """The link port of each direction at ``node`` (``+x, -x, ...`` as in :data:`DIRECTIONS`)."""
+        check_int("node", node, 0, self.nodes - 1)
+        return self._ports.get(node, self._default)
+
+    def _neighbour(self, node, d):
+        """The node one hop from ``node`` in direction ``d`` (an index of :data:`DIRECTIONS`), or
+        ``None`` where that direction has no link."""
+        dim, neg = divmod(d, 2)
+        k, stride = self.shape[dim], self._strides[dim]
+        if k == 1:
+            return None
+        c = node // stride % k
+        step = -1 if neg else 1
+        if not self.wrap and not 0 <= c + step < k:
+            return None
+        return node + ((c + step) % k - c) * stride
+
+    def direction(self, node, port):
+        """The direction (``"+x"``, ...) that link ``port`` of ``node`` is cabled to, or ``None`` if
+        the port is not cabled."""
+        numbering = self.ports(node)
+        if port not in numbering:
+            return None
+        d = numbering.index(port)
+        return DIRECTIONS[d] if self._neighbour(node, d) is not None else None
+
+    def peer(self, node, port):
+        """``(node, port)`` at the other end of the link cabled to ``port`` of ``node``, or ``None``."""
+        numbering = self.ports(node)
+        if port not in numbering:
+            return None
+        d = numbering.index(port)
+        other = self._neighbour(node, d)
+        if other is None:
+            return None
+        return other, self.ports(other)[d ^ 1]
+
+    def link_ports(self, node):
+        """The link ports the crossbar of ``node`` needs: one more than its highest cabled port (0 if none)."""
+        numbering = self.ports(node)
+        cabled = [numbering[d] for d in range(2 * self.dims) if self._neighbour(node, d) is not None]
+        return max(cabled) + 1 if cabled else 0
+
+    def wiring(self):
+        """``{(node, port): (node, port)}`` for every cabled link port, both ends of every link."""
+        return {(n, p): self.peer(n, p) for n in range(self.nodes) for p in self.ports(n)
+                if self.peer(n, p) is not None}
+
+    # -- routes ---------------------------------------------------------------------------------------
+
+    def _segments(self, src, dst):
+        """``[(dim, d, hops0, hops1)]``: the hops of the route in each dimension (x first) in direction
+        ``d`` (an index of :data:`DIRECTIONS`), split at the ring's dateline."""
+        out = []
+        for dim, (k, stride) in enumerate(zip(self.shape, self._strides, strict=True)):
+            s, t = src // stride % k, dst // stride % k
+            if s == t:
+                continue
+            if not self.wrap:
+                out.append((dim, 2 * dim + (t < s), abs(t - s), 0))
+                continue
+            up, down = (t - s) % k, (s - t) % k
+            if up <= down:              # the tie of an even ring goes up
+                wrap_at = k - s         # hops up to and including the link from k - 1 to 0
+                out.append((dim, 2 * dim, min(up, wrap_at), max(0, up - wrap_at)))
+            else:
+                wrap_at = s + 1         # hops up to and including the link from 0 to k - 1
+                out.append((dim, 2 * dim + 1, min(down, wrap_at), max(0, down - wrap_at)))
+        return out
+
+    def path(self, src, dst):
+        """The hops of the route from ``src`` to ``dst``: a tuple of :class:`Hop`, empty for ``src == dst``."""
+        check_int("src", src, 0, self.nodes - 1)
+        check_int("dst", dst, 0, self.nodes - 1)
+        hops = []
+        node = src
+        for _dim, d, hops0, hops1 in self._segments(src, dst):
+            for i in range(hops0 + hops1):
+                hops.append(Hop(node, self.ports(node)[d], 0 if i < hops0 else 1))
+                node = self._neighbour(node, d)
+        assert node == dst
+        return tuple(hops)
+
+    def _links(self, src, dst):
+        """The link characters ``[(port, hops0, hops1)]`` of the route: maximal runs of hops through
+        one port whose VCs do not go back from 1 to 0."""
+        if not self._ports:             # one port per direction everywhere: one character per dimension
+            return [(d, hops0, hops1) for _dim, d, hops0, hops1 in self._segments(src, dst)]
+        links = []
+        for _node, port, vc in self.path(src, dst):
+            if links and links[-1][0] == port and (vc or not links[-1][2]) and links[-1][1 + vc] < MAX_HOPS:
+                links[-1][1 + vc] += 1
+            else:
+                links.append([port, 1 - vc, vc])
+        return links
+
+    def route(self, src, dst, *, net_port=0):
+        """The route word from ``src`` to ``dst``, leaving the network at network port ``net_port`` of
+        ``dst``'s crossbar (just the ejecting character for ``src == dst``).
+
+        Raises
+        ------
+        ValueError
+            ``src``, ``dst`` or ``net_port`` out of range, or a route that does not fit one word (with a
+            port numbering that changes along a dimension, a dimension may need several characters).
+        """
+        check_int("src", src, 0, self.nodes - 1)
+        check_int("dst", dst, 0, self.nodes - 1)
+        check_int("net_port", net_port, 0, MAX_NET_PORT)
+        try:
+            return encode_route(self._links(src, dst), net_port=net_port)
+        except ValueError as e:
+            raise ValueError(f"the route from node {src} to node {dst} does not fit a route word: {e}") from None
+
+    def route_table(self, node, *, net_port=0, entries=None):
+        """The route look-up table (RLT, ch. 7.4) of ``node``: the route word to every destination id.
+
+        Parameters
+        ----------
+        node : int
+        net_port : int
+            The network port every route ends at.
+        entries : int, optional
+            The size of the RLT (the configuration's ``[system] nodes``), at least :attr:`nodes`; the
+            entries past the topology's nodes are 0, a route every crossbar drops (``EXHAUSTED`` on link
+            port 0, ``MISSING_PORT`` if the crossbar has none).  Default: :attr:`nodes`.
+
+        Returns
+        -------
+        list of int
+            Indexed by destination node id.
+        """
+        check_int("node", node, 0, self.nodes - 1)
+        if entries is None:
+            entries = self.nodes
+        check_int("entries", entries, self.nodes)
+        table = [self.route(node, dst, net_port=net_port) for dst in range(self.nodes)]
+        return table + [0] * (entries - self.nodes)
+
+
+def back_to_back(*, ports=None):
+    """Two nodes joined by one link: port ``+x`` (0) of node 0 to port ``-x`` (1) of node 1."""
+    return Topology(shape=(2,), ports=ports, wrap=False)
+
+
+def ring(*, k, ports=None):
+    """A ring of ``k`` nodes (1 to 64)."""
+    check_int("k", k, 1, MAX_RING)
+    return Topology(shape=(k,), ports=ports)
+
+
+def torus_2d(*, kx, ky, ports=None):
+    """A ``kx`` x ``ky`` torus (1 to 64 nodes per dimension)."""
+    check_int("kx", kx, 1, MAX_RING)
+    check_int("ky", ky, 1, MAX_RING)
+    return Topology(shape=(kx, ky), ports=ports)
+
+
+def torus_3d(*, kx, ky, kz, ports=None):
+    """A ``kx`` x ``ky`` x ``kz`` torus (1 to 64 nodes per dimension)."""
+    check_int("kx", kx, 1, MAX_RING)
+    check_int("ky", ky, 1, MAX_RING)
+    check_int("kz", kz, 1, MAX_RING)
+    return Topology(shape=(kx, ky, kz), ports=ports)
+
+
+# -- self-checks --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Walk:
+    """Where a route word takes a packet (:func:`walk`).
+
+    Members
+    -------
+    hops : tuple of Hop
+        Every link the packet crossed, in order.
+    node : int
+        The node where it left the network, was dropped, or left through an uncabled link port.
+    net_port : int or None
+        The network port of ``node`` it left through; ``None`` if it did not reach one.
+    error : RouteError
+        Why ``node``'s crossbar dropped it; ``RouteError.NONE`` if it did not.
+    uncabled : bool
+        The crossbar sent it through link port ``hops[-1].port``, which has no cable: it is lost.
+    """
+    hops: tuple
+    node: int
+    net_port: int | None
+    error: RouteError
+    uncabled: bool = False
+
+    @property
+    def delivered(self):
+        return self.net_port is not None
+
+
+def walk(topology, src, word, *, net_ports=1, link_ports=None, dateline=True):
+    """Follow route word ``word`` from ``src``'s crossbar through ``topology``'s wiring, applying
+    :func:`sim.netroute.route_step` at every crossbar.
+
+    Parameters
+    ----------
+    topology : Topology
+    src : int
+        The node whose network port injects the packet.
+    word : int
+        The route word (64 bits).
+    net_ports : int
+        Network ports of every crossbar.
+    link_ports : int, optional
+        Link ports of every crossbar; default: each node's :meth:`Topology.link_ports`.
+    dateline : bool
+        ``False``: every hop on dateline VC 0 (the crossbars' test-only switch).
+
+    Returns
+    -------
+    Walk
+    """
+    check_int("src", src, 0, topology.nodes - 1)
+    check_int("word", word, 0, (1 << 64) - 1)
+    check_int("net_ports", net_ports, 1, MAX_NET_PORT + 1)
+    if link_ports is not None:
+        check_int("link_ports", link_ports, 0, EJECT)
+    hops = []
+    node = src
+    while True:             # every link hop takes one hop off the word: at most 3 * 2 * 63 of them
+        lp = topology.link_ports(node) if link_ports is None else link_ports
+        step = route_step(word, link_ports=lp, net_ports=net_ports, dateline=dateline)
+        if step.error != RouteError.NONE:
+            return Walk(tuple(hops), node, None, step.error)
+        if step.eject:
+            return Walk(tuple(hops), node, step.port, RouteError.NONE)
+        hops.append(Hop(node, step.port, step.dateline))
+        peer = topology.peer(node, step.port)
+        if peer is None:
+            return Walk(tuple(hops), node, None, RouteError.NONE, uncabled=True)
+        node, word = peer[0], step.route
+
+
+def all_routes(topology, *, net_port=0):
+    """``(src, dst, word)`` for every ordered pair of nodes (``src == dst`` included)."""
+    for src in range(topology.nodes):
+        for dst in range(topology.nodes):
+            yield src, dst, topology.route(src, dst, net_port=net_port)
+
+
+def dependency_graph(topology, routes=None, *, dateline=True, net_ports=1, link_ports=None):
+    """The channel dependency graph of ``routes`` within one message class.
+
+    A channel is a :class:`Hop` ``(node, link port, dateline VC)``; there is an edge from each channel a
+    route uses to the next one it uses.
+
+    Parameters
+    ----------
+    routes : iterable of (int, int), optional
+        ``(src, word)`` pairs, walked with :func:`walk` (``dateline``, ``net_ports`` and ``link_ports``
+        are passed on); default: every route of ``topology`` (:func:`all_routes`).
+
+    Returns
+    -------
+    dict of Hop to set of Hop
+        Every channel a route uses, with the channels that follow it.
+    """
+    if routes is None:
+        routes = ((src, word) for src, _dst, word in all_routes(topology))
+    graph = {}
+    for src, word in routes:
+        hops = walk(topology, src, word, net_ports=net_ports, link_ports=link_ports, dateline=dateline).hops
+        for i, hop in enumerate(hops):
+            nxt = graph.setdefault(hop, set())
+            if i + 1 < len(hops):
+                nxt.add(hops[i + 1])
+    return graph
+
+
+def find_cycle(graph):
+    """A cycle of ``graph`` (``{vertex: successors}``) as the list of its vertices, or ``None``."""
+    done, on_path = set(), {}
+    for root in sorted(graph):
+        if root in done:
+            continue
+        path, stack = [root], [iter(sorted(graph[root]))]
+        on_path[root] = 0
+        while stack:
+            v = next(stack[-1], None)
+            if v is None:
+                stack.pop()
+                done.add(path[-1])
+                del on_path[path.pop()]
+            elif v in on_path:
+                return path[on_path[v]:]
+            elif v not in done:
+                on_path[v] = len(path)
+                path.append(v)
+                stack.append(iter(sorted(graph.get(v, ()))))
+    return None

@@ -1,0 +1,89 @@
+"""AtuGateCheck: only waiting slots are claimed, the check's causes, and which GATEs fill the TLB
+(Amaranth simulator)."""
+
+from rtl.atu import AtuFormats, AtuGateCheck
+from rtl.common.ats import AtsCause
+from rtl.common.htax import HtaxCmd, HtaxStatus
+from sim.atu_model import gate_word
+from sim.htax_packet import HtaxPacket
+
+from .streams import run_sim
+
+F = AtuFormats(gat_entries=4, tlb_entries=16, tlb_ways=1, reorder_entries=4, vpids=4, fus=1)
+PAGE = (2 << 18) | 0x1234
+# the request information of each slot: vpid, write, epoch
+INFO = {0: (1, 0, 0), 1: (1, 1, 0), 2: (2, 0, 1), 3: (3, 0, 0)}
+
+
+def _response(tag, word=None):
+    if word is None:
+        return HtaxPacket(HtaxCmd.RESPONSE, src=0, dst=2, tag=tag, length=0,
+                          status=HtaxStatus.TARGET_ERROR).beats()
+    return HtaxPacket(HtaxCmd.RESPONSE, src=0, dst=2, tag=tag, length=1, data=[word]).beats()
+
+
+def _run(packets, *, waiting, flush_start_at=None):
+    """Deliver ``packets`` (lists of beats) back to back; return per cycle (arrived slot or None,
+    result or None, fill or None)."""
+    dut = AtuGateCheck(formats=F)
+    log = []
+
+    async def tb(ctx):
+        ctx.set(dut.waiting, waiting)
+        beats = [b for p in packets for b in p] + [None, None]
+        for cycle, beat in enumerate(beats):
+            ctx.set(dut.beats.valid, beat is not None)
+            ctx.set(dut.beats.payload.as_value(), beat or 0)
+            vpid, write, epoch = INFO[ctx.get(dut.info.addr)]
+            ctx.set(dut.info.data, {"vpid": vpid, "write": write, "epoch": epoch})
+            ctx.set(dut.info.data.nla.as_value(), PAGE)
+            ctx.set(dut.flush_start, cycle == flush_start_at)
+            res = ctx.get(dut.results.payload) if ctx.get(dut.results.valid) else None
+            fill = ctx.get(dut.fill.payload) if ctx.get(dut.fill.valid) else None
+            log.append((ctx.get(dut.arrived.payload) if ctx.get(dut.arrived.valid) else None,
+                        None if res is None else (res.slot, res.ok, AtsCause(res.cause), res.ppn),
+                        None if fill is None else (fill.vpid, fill.read, fill.write, fill.ppn, fill.nla.as_bits())))
+            await ctx.tick()
+
+    run_sim(dut, tb)
+    return log
+
+
+def test_check_and_fill():
+    ok_gate = gate_word(ppn=0xABC, vpid=1, read=1, write=0)
+    log = _run([_response(0, ok_gate), _response(1, ok_gate), _response(3, ok_gate), _response(2, 0)],
+               waiting=0b1111)
+    arrived = [a for a, _, _ in log if a is not None]
+    results = [r for _, r, _ in log if r is not None]
+    fills = [f for _, _, f in log if f is not None]
+    assert arrived == [0, 1, 3, 2]
+    assert results == [(0, 1, AtsCause.NONE, 0xABC),
+                       (1, 0, AtsCause.PERMISSION, 0),          # a write to a read-only page
+                       (3, 0, AtsCause.VPID_MISMATCH, 0),
+                       (2, 0, AtsCause.INVALID_GATE, 0)]
+    # a valid GATE of the slot's VPID fills the TLB, also when this access was refused
+    assert fills == [(1, 1, 0, 0xABC, PAGE)] * 2
+    # each result one cycle after its arrival (the data beat)
+    for i, (a, _, _) in enumerate(log):
+        if a is not None:
+            assert log[i + 1][1][0] == a
+
+
+def test_only_waiting_slots_and_errors():
+    log = _run([_response(1, gate_word(ppn=5, vpid=1)), _response(9, gate_word(ppn=5, vpid=1)),
+                _response(0), _response(2)], waiting=0b0101)
+    # slot 1 does not wait, tag 9 is no slot: ignored; error responses claim at their (only) beat
+    assert [a for a, _, _ in log if a is not None] == [0, 2]
+    assert [r for _, r, _ in log if r is not None] == [(0, 0, AtsCause.MEMORY_ERROR, 0),
+                                                        (2, 0, AtsCause.MEMORY_ERROR, 0)]
+    assert not [f for _, _, f in log if f is not None]
+
+
+def test_no_fill_across_a_flush():
+    """A GATE read in another epoch, or checked in the cycle a flush starts, never fills the TLB."""
+    gate2 = gate_word(ppn=7, vpid=2)
+    assert not [f for _, _, f in _run([_response(2, gate2)], waiting=0b0100) if f is not None]   # epoch 1
+    gate1 = gate_word(ppn=7, vpid=1)
+    log = _run([_response(0, gate1)], waiting=0b0001, flush_start_at=1)        # the data beat's cycle
+    assert [r for _, r, _ in log if r is not None] == [(0, 1, AtsCause.NONE, 7)]
+    assert not [f for _, _, f in log if f is not None]

@@ -1,0 +1,56 @@
+"""Simulation top for the network-port tests: the port with its route table in a memory the testbench
+writes, and counters of its event strobes."""
+
+from amaranth.hdl import Module
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature
+from rtl.netport import NetworkPort
+
+__all__ = ["NetPortTop", "TX_EVENTS", "RX_EVENTS"]
+
+TX_EVENTS = ("sent", "malformed", "no_route")
+RX_EVENTS = ("delivered", "unknown_unit", "misrouted", "malformed")
+
+
+class NetPortTop(wiring.Component):
+    """``fu_tx__K``, ``fu_rx__K``, ``xbar_o__V``, ``xbar_i__V`` as the port's; ``node_id``; the route
+    table's write port ``table_w_en/addr/data``; 32-bit counters ``tx_<event>__C``, ``rx_<event>__C``."""
+
+    def __init__(self, **params):
+        self.np = NetworkPort(**params)
+        n = self.np
+        members = {
+            "fu_tx": In(NetStreamSignature()).array(len(n.sources)),
+            "fu_rx": Out(NetStreamSignature()).array(len(n.sinks)),
+            "xbar_o": Out(NetStreamSignature()).array(NUM_NET_VCS),
+            "xbar_i": In(NetStreamSignature()).array(NUM_NET_VCS),
+            "node_id": In(NODE_BITS),
+            "table_w_en": In(1), "table_w_addr": In(range(n.entries)), "table_w_data": In(64),
+        }
+        members.update({f"tx_{e}": Out(32).array(2) for e in TX_EVENTS})
+        members.update({f"rx_{e}": Out(32).array(2) for e in RX_EVENTS})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.np = n = self.np
+        m.submodules.table = table = memory.Memory(shape=64, depth=n.entries, init=[])
+        w, r = table.write_port(), table.read_port()
+        m.d.comb += [w.en.eq(self.table_w_en), w.addr.eq(self.table_w_addr), w.data.eq(self.table_w_data),
+                     r.addr.eq(n.table_addr), n.table_data.eq(r.data), n.node_id.eq(self.node_id)]
+        for k in range(len(n.sources)):
+            wiring.connect(m, wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
+        for k in range(len(n.sinks)):
+            wiring.connect(m, n.fu_rx[k], wiring.flipped(self.fu_rx[k]))
+        for v in range(NUM_NET_VCS):
+            wiring.connect(m, n.xbar_o[v], wiring.flipped(self.xbar_o[v]))
+            wiring.connect(m, wiring.flipped(self.xbar_i[v]), n.xbar_i[v])
+        for c in range(2):
+            for names, events, prefix in ((TX_EVENTS, n.tx_events[c], "tx"), (RX_EVENTS, n.rx_events[c], "rx")):
+                for e in names:
+                    counter = getattr(self, f"{prefix}_{e}")[c]
+                    with m.If(getattr(events, e)):
+                        m.d.sync += counter.eq(counter + 1)
+        return m
