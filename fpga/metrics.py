@@ -113,14 +113,14 @@ _ATU = "ATU (`rtl/atu`, issue 5)"
 _LINK = "Link port (`rtl/net`, issue 6)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
-_HTAXC = "HTAX as configured (unit `htax`: the switch `[htax] pipelined` selects)"
+_HTAXC = "HTAX as configured (unit `htax`: the switch `[htax] variant` selects)"
 
 #: section -> a note printed under its heading (definitions live on the unit pages)
 NOTES = {
     _HOST: "Wall-clock figures depend on the machine's load; the scratch target is test equipment "
            "(no Fmax goal).",
     _HTAX: "8 ports unless named; definitions in `docs/htax.md`.  `make report` of this switch needs a "
-           "configuration with `[htax] pipelined = false`: see the last HTAX section.",
+           "configuration with `[htax] variant = \"direct\"`: see the last HTAX section.",
     _HTAXP: "8 ports unless named; definitions in `docs/htax.md`.",
     _REGS: "Measured in the Amaranth simulator at the register file's HTAX port (`bench/regs.py`).",
     _LINK: "Two default link ports, 16-cycle channel each way; definitions in `docs/link.md`.",

@@ -35,7 +35,7 @@ def with_switch(cfg, switch):
     :class:`~rtl.htax.Htax`).  Tests and benchmarks choose the switch only through this function."""
     check_choice("switch", switch, SWITCHES)
     out = copy.deepcopy(cfg)
-    out["htax"]["pipelined"] = switch == "pipelined"
+    out["htax"]["variant"] = switch
     return out
 
 

@@ -28,10 +28,6 @@ def from_config(cfg, **overrides):
         ``variant`` is neither, or ``overrides`` names a key the section does not have.
     """
     section = dict(cfg["htax"])
-    # (``pipelined`` is the boolean that ``variant`` replaces; a section that still carries it, as
-    # tests/atu/test_atu.py sets it, means what it meant: True is "pipelined", False "direct")
-    if "pipelined" in section:
-        section["variant"] = "pipelined" if section.pop("pipelined") else "direct"
     for key in overrides:
         if key not in section:
             raise ValueError(f"[htax] has no key {key!r}")

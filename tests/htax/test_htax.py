@@ -105,17 +105,6 @@ def test_from_config_errors(overrides, msg):
     assert str(e.value) == msg
 
 
-def test_from_config_legacy_pipelined_key():
-    """A section that still carries the replaced boolean ``pipelined`` (set in code, not from a file:
-    :func:`rtl.config.load` rejects it there) means what it meant."""
-    cfg = load()
-    for pipelined, design in ((False, Htax), (True, HtaxPipelined)):
-        cfg["htax"].update({"pipelined": pipelined})
-        switch = from_config(cfg, ports=2)
-        assert type(switch) is design
-        Fragment.get(switch, None)      # (built by from_config: elaborated, so Amaranth does not warn)
-
-
 # The blocks each switch is composed of; every one is a module of its own in the emitted netlist, so
 # synthesis and timing reports group by block (``fpga/timing.py``'s register groups start with the path).
 _INPUT_BLOCKS = ["buffer", "buffer.writer", "buffer.slots", "buffer.queues", "buffer.accounting", "engine"]
