@@ -69,7 +69,7 @@ def dedupe_modules(text, top):
         for name in rename:
             del mods[name]
 
-        def point(m):
+        def point(m, rename=rename):
             new = rename.get(m.group(1).strip())
             if new is None:
                 return m.group(0)
