@@ -33,10 +33,11 @@ regs : Out(VeloRegsSignature)
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.utils import exact_log2
 
 from rtl.common.htax import HtaxPortSignature
 from rtl.common.net import NODE_BITS, NetStreamSignature
-from rtl.common.params import check_int, check_pow2
+from rtl.common.params import check_int, check_port, check_pow2
 
 from .completer import VeloCompleter
 from .requester import VeloRequester
@@ -68,20 +69,22 @@ class Velo(wiring.Component):
         self.nodes = check_pow2("nodes", nodes, 2, 1 << NODE_BITS)
         check_int("window_base", window_base, 0)
         self.window_base = window_base
-        self.htax_port, self.host_port = htax_port, host_port
+        self.htax_port = check_port("htax_port", htax_port)
+        self.host_port = check_port("host_port", host_port)
         if htax_port == host_port:
             raise ValueError(f"host_port must differ from htax_port, both are {htax_port}")
-        # built here so that parameter errors surface at construction
-        self._req = VeloRequester(vpid_bits=vpids.bit_length() - 1, node_bits=nodes.bit_length() - 1,
-                                  window_base=window_base)
-        self._cpl = VeloCompleter(vpids=vpids, htax_port=htax_port, host_port=host_port)
+        self.window_bits = 12 + 2 * exact_log2(vpids) + exact_log2(nodes)
+        if window_base % (1 << self.window_bits):
+            raise ValueError(f"window_base must be aligned to {1 << self.window_bits:#x}, not {window_base:#x}")
         super().__init__({"htax": Out(HtaxPortSignature()), "net_tx": Out(NetStreamSignature()),
                           "net_rx": In(NetStreamSignature()), "regs": Out(VeloRegsSignature(vpids))})
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.requester = req = self._req
-        m.submodules.completer = cpl = self._cpl
+        m.submodules.requester = req = VeloRequester(
+            vpid_bits=exact_log2(self.vpids), node_bits=exact_log2(self.nodes), window_base=self.window_base)
+        m.submodules.completer = cpl = VeloCompleter(vpids=self.vpids, htax_port=self.htax_port,
+                                                     host_port=self.host_port)
         m.submodules.wplt = wplt = VeloWritePointers(vpids=self.vpids)
         r = self.regs
         wiring.connect(m, flipped(self.htax.rx), req.rx)
