@@ -65,25 +65,28 @@ SOURCES = {
     "bench/regfile": "python bench/regs.py",
     "bench/link": "python bench/link.py",
     "bench/atu": "python bench/atu.py",
+    "bench/network": "python bench/network.py",
     "reports/scratch": "make report UNIT=scratch",
     "reports/htax": "make report UNIT=htax",
     "reports/htax_pipelined": "make report UNIT=htax_pipelined",
     "reports/regs": "make report UNIT=regs",
     "reports/link": "make report UNIT=link",
     "reports/atu": "make report UNIT=atu",
+    "reports/xbar": "make report UNIT=xbar",
+    "reports/netport": "make report UNIT=netport",
 }
 
 _FMAX = at_least(200)
 _CORE_CLOCK = "core clock 156.25 MHz (table 3-1)"
 
 
-def _resources(section, unit, *, fmax_goal=None, ff_goal=None, diss=None):
+def _resources(section, unit, *, fmax_goal=None, ff_goal=None, lut_goal=None, diss=None):
     """The ``make report`` rows of one unit; ``diss`` maps a report key to the dissertation's figure."""
     src, diss = f"reports/{unit}", diss or {}
     rows = [("ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz", fmax_goal)]
     if fmax_goal:
         rows.append(("ecp5_fmax_by_seed", "ECP5 Fmax per nextpnr seed", "MHz", fmax_goal))
-    rows += [("ecp5_lut4", "ECP5 LUT4", "", None), ("ecp5_ff", "ECP5 flip-flops", "", ff_goal),
+    rows += [("ecp5_lut4", "ECP5 LUT4", "", lut_goal), ("ecp5_ff", "ECP5 flip-flops", "", ff_goal),
              ("ecp5_dp16kd", "ECP5 block RAM (DP16KD, 18 kbit)", "", None)]
     rows += [("ecp5_slices", "ECP5 slices (2 LUT4 + 2 FF each)", "", None)] if "ecp5_slices" in diss else []
     rows += [("xc7_lut", "Xilinx 7-series LUT (synthesis only)", "", None)]
@@ -111,6 +114,8 @@ _HOST = "Host model and self-test target (`sim/host.py`, `rtl/scratch`, issue 2)
 _REGS = "Register file (`rtl/regs`, issue 4)"
 _ATU = "ATU (`rtl/atu`, issue 5)"
 _LINK = "Link port (`rtl/net`, issue 6)"
+_NET = "Network layer (`rtl/xbar`, `rtl/netport`, `rtl/netlayer`, issue 34)"
+_XBAR = "Network crossbar, 6 link ports + 2 network ports (`rtl/xbar`, issue 34)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
 _HTAXC = "HTAX as configured (unit `htax`: the switch `[htax] variant` selects)"
@@ -124,6 +129,8 @@ NOTES = {
     _HTAXP: "8 ports unless named; definitions in `docs/htax.md`.",
     _REGS: "Measured in the Amaranth simulator at the register file's HTAX port (`bench/regs.py`).",
     _LINK: "Two default link ports, 16-cycle channel each way; definitions in `docs/link.md`.",
+    _NET: "Crossbar figures on the 8-port crossbar (6 link + 2 network ports, 4 VCs, 8-beat packets); "
+          "fabric figures with default link ports; definitions in `bench/network.py` and `docs/network.md`.",
     _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "
           "`[htax]` selects: `HtaxPipelined` in configs/default.toml), host memory 44 cycles; definitions "
           "in `docs/atu.md`.",
@@ -182,4 +189,21 @@ METRICS = [
     *_resources(_ATU, "atu", fmax_goal=_FMAX, ff_goal=at_most(829), diss={
         "ecp5_fmax_mhz": "~250 (Virtex-4, ch. 5.5)", "ecp5_ff": "829 (table 5-7)",
         "ecp5_slices": "936 (table 5-7)", "ecp5_dp16kd": "8 (table 5-7)"}),
+    Metric(_NET, "bench/network", "hop_latency_cycles", "crossbar hop latency, header in to header out (idle)",
+           "cycles", at_most(3)),
+    Metric(_NET, "bench/network", "node_to_node_latency_cycles",
+           "node to neighbour: header out of the network port to the far unit (idle, no channel delay)", "cycles",
+           at_most(40), "~101 incl. PHY and two crossbars (650 ns, ch. 7.3)"),
+    Metric(_NET, "bench/network", "node_to_node_latency_cycles_56B", "the same, 56-byte payload, last beat",
+           "cycles"),
+    Metric(_NET, "bench/network", "crossbar_saturation_uniform", "crossbar saturation, uniform random, 4 VCs",
+           "beats/cycle/output", at_least(0.8)),
+    Metric(_NET, "bench/network", "crossbar_saturation_uniform_one_vc", "the same, one VC", "beats/cycle/output"),
+    Metric(_NET, "bench/network", "fabric_saturation_packets_per_node",
+           "2x2x2 torus saturation, uniform random", "packets/cycle/node"),
+    Metric(_NET, "bench/network", "fabric_saturation_beats_per_node", "the same in unit-side beats",
+           "beats/cycle/node"),
+    Metric(_NET, "bench/network", "sim_cycles_per_s", "simulation speed, loaded 2x2x2 torus, Verilator",
+           "cycles/s", at_least(20000)),
+    *_resources(_XBAR, "xbar", fmax_goal=at_least(156.25), lut_goal=at_most(8000, "1,000 per port x 8")),
 ]

@@ -20,6 +20,7 @@ from amaranth.back import verilog
 
 from rtl.config import ROOT
 
+from .dedupe import dedupe_modules
 from .toolchain import have_icarus, setup_verilator, verilator_make
 
 __all__ = ["simulator", "emit_verilog", "run_cocotb", "tb_params", "tb_seed", "CocotbFailure"]
@@ -73,7 +74,7 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
         raise RuntimeError("SIM=icarus needs iverilog and vvp on PATH (apt-get install iverilog)")
     if sim == "verilator":
         setup_verilator()
-    text = verilog.convert(component, name=name, emit_src=False)
+    text = dedupe_modules(verilog.convert(component, name=name, emit_src=False), name)
     if sim == "icarus":
         text = icarus_fixup(text)
     # the model's compile options are part of the key (Icarus has none: its key is the text alone)
