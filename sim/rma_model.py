@@ -186,8 +186,8 @@ class RmaNodeModel:
                          **size, **peer)
             return []
         spec = {"command": cmd, "req_notify": a["req_notify"], "cpl_notify": a["cpl_notify"],
-                "rsp_notify": a["rsp_notify"], "cache_line": a["cache_line"], "irq": irq, "src_vpid": vpid,
-                "dst_vpid": d["dst_vpid"]}
+                "rsp_notify": a["rsp_notify"], "cache_line": a["cache_line"] and "size_m1" in size, "irq": irq,
+                "src_vpid": vpid, "dst_vpid": d["dst_vpid"]}
         if cmd == RmaCommand.PUT.value:
             self.counters["req_put"] += 1
             pkts = []
@@ -268,8 +268,11 @@ class RmaNodeModel:
         peer = {"peer_node": h["src_node"], "peer_vpid": s["src_vpid"]}
         if not self._accepts(vpid):
             self.counters["cpl_dropped"] += 1
-            return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["arg"],
-                                 size_m1=c["size_m1"], error=RmaError.DISABLED, arg=c["dst_qw"])]
+            if cmd == RmaCommand.GET.value:
+                return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["arg"],
+                                     size_m1=c["size_m1"], error=RmaError.DISABLED, arg=c["dst_qw"])]
+            return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["dst_qw"],
+                                 error=RmaError.DISABLED)]
         if cmd == RmaCommand.GET.value:
             self.counters["rsp_get"] += 1
             nbytes = (c["size_m1"] + 1) * (LINE_BYTES if s["cache_line"] else 8)
@@ -290,8 +293,8 @@ class RmaNodeModel:
         lock = c["dst_qw"]
         addr = self.lock_base + PAGE_BYTES * vpid + 4 * lock
         if lock >= LOCKS_PER_VPID or PAGE_BYTES * vpid + 4 * lock + 4 > self.lock_size:
-            return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1},
-                                 error=RmaError.LOCK_RANGE, arg=0)]
+            return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=lock,
+                                 error=RmaError.LOCK_RANGE)]
         ops = _u(RmaLockOperands, c["arg"])
         value = int.from_bytes(self.memory.read(addr, 4), "little")
         self.dma_reads += 1
