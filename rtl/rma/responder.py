@@ -34,7 +34,8 @@ from rtl.common.htax import HtaxCmd, HtaxVC
 from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_port, check_pow2
 
-from .formats import RmaCommand, RmaError, RmaLockOperands, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
+from .fcaa import RmaFcaa
+from .formats import RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
 from .notifier import RmaNoteRequest
 from .reader import RmaRead, RmaReadData
 from .txarb import HtaxPacketSignature
@@ -90,15 +91,10 @@ class RmaResponder(wiring.Component):
             with m.If(lock_read | (rd_off + seg_words(rd_off) == total)):
                 m.d.sync += reading.eq(0)
 
-        # FCAA on the word that came back
-        ops = RmaLockOperands(c.arg)
+        m.submodules.fcaa = fcaa = RmaFcaa()        # on the word that came back
         word = Signal(64)
-        old = Signal(32)
-        success = Signal()
-        new = Signal(32)
-        m.d.comb += [old.eq(Mux(lock_addr[2], word[32:], word[:32])),
-                     success.eq(old.as_signed() <= ops.compare.as_signed()),
-                     new.eq(Mux(success, old + ops.add, old))]
+        success, new = fcaa.success, fcaa.new
+        m.d.comb += [fcaa.word.eq(word), fcaa.high.eq(lock_addr[2]), fcaa.ops.eq(c.arg)]
         error = Signal(RmaError)
         words = Signal(4)
         m.d.comb += words.eq(Mux(is_get & (error == RmaError.NONE), seg_words(pk_off), 0))
