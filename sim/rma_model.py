@@ -19,6 +19,8 @@ Rules (``docs/rma.md``):
   the completer with ``cpl_notify``; notification put -- always the completer.  Other bits are ignored.
 * A notification goes to ``base + 16 * wp`` of its VPID's queue of ``nq_size`` entries; a full queue
   (``wp + 1 == rp`` modulo the size) drops it and counts ``nq_dropped``: no VPID ever blocks another.
+* A put whose DMA read fails (``memory.read`` returns ``None``) sends zero words for that segment and
+  ends with a ``DMA_ERROR`` requester notification, whatever the bits say.
 * Traffic for a VPID whose completer is disabled (or beyond ``vpids``) is dropped and counted
   (``cpl_dropped``); a get or lock request is answered with a ``DISABLED`` error response, which the
   origin's completer turns into an error notification.
@@ -191,15 +193,21 @@ class RmaNodeModel:
         if cmd == RmaCommand.PUT.value:
             self.counters["req_put"] += 1
             pkts = []
+            read_err = False
             for off, n in _segments(local, nbytes):
                 data = self.memory.read(local + off, n)
                 self.dma_reads += 1
+                if data is None:            # the read failed: zero words go out instead
+                    read_err, data = True, bytes(n)
                 words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, n, 8)]
                 pkts.append(self._packet(d["dst_node"], NetUnit.RMA_COMPLETER, spec | {"last": off + n == nbytes},
                                          dst_qw=d["remote_qw"], size_m1=size["size_m1"], offset_qw=off // 8,
                                          arg=local >> 3, payload=words))
-            if a["req_notify"]:
-                self._notify(vpid, irq, command=cmd, cls=RmaNotifyClass.REQUESTER, value=local, **size, **peer)
+            if read_err:
+                self.counters["req_errors"] += 1
+            if a["req_notify"] or read_err:
+                self._notify(vpid, irq, command=cmd, cls=RmaNotifyClass.REQUESTER, value=local,
+                             error=RmaError.DMA_ERROR if read_err else RmaError.NONE, **size, **peer)
             return pkts
         if cmd == RmaCommand.GET.value:
             self.counters["req_get"] += 1

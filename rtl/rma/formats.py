@@ -58,9 +58,10 @@ class RmaError(enum.Enum, shape=3):
     PAGE_CROSSING = 1       # local or remote range crosses a 4 KiB page
     MISALIGNED = 2          # local and remote address differ in their offset inside a 64-byte line
     UNKNOWN_COMMAND = 3     # command 5..7
-    ATU_FAULT = 4           # translation refused (not yet produced: physical mode only)
+    ATU_FAULT = 4           # no translation: so far, a VPID without physical-address mode
     DISABLED = 5            # the target VPID's completer is disabled (get: told by the responder)
-    LOCK_RANGE = 6          # lock number outside the lock region (not yet produced)
+    LOCK_RANGE = 6          # lock number outside the lock region
+    DMA_ERROR = 7           # a DMA read of put data returned an error status
 
 
 class RmaPageOffset(data.Struct):

@@ -11,7 +11,9 @@ Otherwise:
 
 * put: the data is read in 64-byte-line segments through :class:`~rtl.rma.reader.RmaReader` (reads run
   ahead of the packets, up to its slots) and leaves as one packet per segment to the target's completer;
-  after the last word, a requester notification if ``req_notify``;
+  after the last word, a requester notification if ``req_notify``.  A read that fails (error status)
+  sends zero words in its place and ends the put with a ``DMA_ERROR`` requester notification, whatever
+  the bits say, and ``error_incr``;
 * get, lock: one request packet to the target's responder;
 * immediate put: one packet with the descriptor's payload as its payload word;
 * notification put: one packet with the payload in the command words.
@@ -119,9 +121,11 @@ class RmaRequester(wiring.Component):
             c.size_m1.eq(Mux(sized, ops.size_m1, 0)), c.offset_qw.eq(Mux(is_put, pk_off, 0)),
             c.arg.eq(Mux(sized, ops.local_qw, Mux(cmd == RmaCommand.IMMEDIATE_PUT, 0, d.op))),
         ]
+        read_err = Signal()                 # a DMA read of this put failed: its words went out as zeros
         e = self.notes.payload.entry
+        m.d.comb += e.error.eq(Mux(read_err, RmaError.DMA_ERROR, error))
         m.d.comb += [self.notes.payload.vpid.eq(p.vpid), self.notes.payload.irq.eq(p.irq),
-                     e.command.eq(cmd), e.cls.eq(RmaNotifyClass.REQUESTER), e.error.eq(error),
+                     e.command.eq(cmd), e.cls.eq(RmaNotifyClass.REQUESTER),
                      e.cache_line.eq(sized & a.cache_line), e.size_m1.eq(Mux(sized, ops.size_m1, 0)),
                      e.peer_vpid.eq(d.dst_vpid), e.peer_node.eq(d.dst_node),
                      e.value.eq(Mux(sized, Cat(Const(0, 3), ops.local_qw), 0))]
@@ -133,7 +137,7 @@ class RmaRequester(wiring.Component):
                 with m.If(self.cmds.valid):
                     m.next = "CHECK"
             with m.State("CHECK"):
-                m.d.sync += [pk_off.eq(0), rd_off.eq(0)]
+                m.d.sync += [pk_off.eq(0), rd_off.eq(0), read_err.eq(0)]
                 with m.If(error != RmaError.NONE):
                     m.d.comb += self.error_incr.eq(1)
                     m.next = "NOTIFY"
@@ -169,6 +173,8 @@ class RmaRequester(wiring.Component):
                 m.d.comb += [tx.valid.eq(self.data.valid), beat.data.eq(self.data.payload.data),
                              beat.kind.eq(NetBeatKind.PAYLOAD), beat.last.eq(self.data.payload.last),
                              self.data.ready.eq(tx.ready)]
+                with m.If(self.data.valid & tx.ready & self.data.payload.error):
+                    m.d.sync += read_err.eq(1)
                 with m.If(self.data.valid & tx.ready & self.data.payload.last):
                     m.d.sync += pk_off.eq(pk_off + words)
                     with m.If(pk_off + words == total):
@@ -176,7 +182,8 @@ class RmaRequester(wiring.Component):
                     with m.Else():
                         m.next = "HEADER"
             with m.State("DONE"):
-                with m.If(is_put & a.req_notify):
+                m.d.comb += self.error_incr.eq(read_err)
+                with m.If(is_put & a.req_notify | read_err):
                     m.next = "NOTIFY"
                 with m.Else():
                     m.d.comb += self.cmds.ready.eq(1)

@@ -30,6 +30,7 @@ PORT, HOST = 2, 0
 NQ, LOCKS, MEM = 0x1_0000, 0x8_0000, 0x10_0000
 NQ_SIZE = 64
 DISABLED, VIRTUAL = 3, 5        # VPIDs whose completer is off / that have no physical mode
+POISON = 0x1F * PAGE_BYTES      # a page whose DMA reads fail (error status)
 WATCHDOG = 30_000         # cycles
 
 
@@ -38,6 +39,9 @@ class FlatMemory:
         self.b = bytearray(data)
 
     def read(self, addr, size):
+        """The bytes, or ``None`` for a read touching the poisoned page."""
+        if addr < POISON + PAGE_BYTES and addr + size > POISON:
+            return None
         return bytes(self.b[addr:addr + size])
 
     def write(self, addr, data, mask=None):
@@ -101,7 +105,9 @@ def queues_for():
 
 
 def random_ops(rng, count):
-    pages = [list(range(0x20, MEM // PAGE_BYTES)) for _ in range(2)]
+    # buffers never overlap the notification queues, the lock region or the poisoned page
+    pages = [[p for p in range(0x20, MEM // PAGE_BYTES) if not LOCKS <= p * PAGE_BYTES < LOCKS + VPIDS * PAGE_BYTES]
+             for _ in range(2)]
     for p in pages:
         rng.shuffle(p)
     ops = []
@@ -131,13 +137,14 @@ def random_ops(rng, count):
                           payload=rng.getrandbits(64), lock=lock, compare=rng.getrandbits(32), add=rng.getrandbits(32))
         ops.append((origin, fields, desc))
     # every run has each bad input at least once: unknown command, page crossing, a get from a disabled
-    # VPID, a put to a VPID without physical mode, a lock beyond the region
+    # VPID, a put to a VPID without physical mode, a lock beyond the region, a put whose read fails
     bits = {"req_notify": 0, "cpl_notify": 1, "rsp_notify": 1, "cache_line": 0, "vpid": 1, "irq": 0}
     page = [pages[0].pop() * PAGE_BYTES, pages[1].pop() * PAGE_BYTES]
     for cmd, kw in ((6, {}), (RmaCommand.PUT, {"local": page[0] + 4088, "remote": page[1] + 4088, "units": 2}),
                     (RmaCommand.GET, {"dst_vpid": DISABLED, "local": page[0], "remote": page[1]}),
                     (RmaCommand.PUT, {"dst_vpid": VIRTUAL, "local": page[0], "remote": page[1]}),
-                    (RmaCommand.LOCK, {"lock": 1024})):
+                    (RmaCommand.LOCK, {"lock": 1024}),
+                    (RmaCommand.PUT, {"local": POISON + 0x100, "remote": page[1] + 0x100, "units": 20})):
         desc = descriptor(command=cmd, dst_node=1, **({"dst_vpid": 0} | kw))
         ops.insert(rng.randrange(len(ops) + 1), (0, bits | {"command": int(getattr(cmd, "value", cmd))}, desc))
     return ops
@@ -165,7 +172,17 @@ def test_two_nodes_random(ready_p, reorder):
     assert min(total[k] for k in ("req_errors", "cpl_dropped", "cpl_put", "cpl_get", "rsp_get")) > 0, total
 
 
-def run_system(rng, ops, *, ready_p, reorder):
+@pytest.mark.soak
+def test_two_nodes_soak():
+    """Many more operations, out-of-order reads and backpressure (``make soak``)."""
+    seed = int(os.environ.get("SEED", random.randrange(1 << 31)))
+    print(f"seed {seed} (replay with SEED={seed})")
+    rng = random.Random(seed)
+    run_system(rng, random_ops(rng, 200), ready_p=0.6, reorder=True, watchdog=400_000)
+
+
+def run_system(rng, ops, *, ready_p, reorder, watchdog=None):
+    watchdog = watchdog or WATCHDOG
     init = [rng.randbytes(MEM) for _ in range(2)]
     mems = [FlatMemory(x) for x in init]
     models = [RmaNodeModel(node=n, memory=FlatMemory(init[n]), vpids=VPIDS, nq_size=NQ_SIZE, lock_base=LOCKS,
@@ -187,7 +204,7 @@ def run_system(rng, ops, *, ready_p, reorder):
             now, seq, cur, pkt = 0, 0, [], []
             while True:
                 now += 1
-                assert now < WATCHDOG, "no end: the units hang"
+                assert now < watchdog, "no end: the units hang"
                 # between packets: a due response first (responses pass posted writes); a descriptor
                 # only when the unit is ready for posted beats (a raised valid must hold)
                 if not cur:
@@ -217,10 +234,14 @@ def run_system(rng, ops, *, ready_p, reorder):
                         pkt = []
                         assert p.malformed_reason() is None, p.malformed_reason()
                         if p.cmd == HtaxCmd.READ:
-                            words = [int.from_bytes(mems[n].read(p.addr + 8 * i, 8), "little")
-                                     for i in range(p.length)]
-                            rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
-                                             length=p.length, status=HtaxStatus.OK, data=words)
+                            raw = mems[n].read(p.addr, 8 * p.length)
+                            if raw is None:
+                                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
+                                                 status=HtaxStatus.TARGET_ERROR)
+                            else:
+                                words = [int.from_bytes(raw[8 * i:8 * i + 8], "little") for i in range(p.length)]
+                                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
+                                                 length=p.length, status=HtaxStatus.OK, data=words)
                             seq += 1
                             due = now + rng.randint(4, 40)
                             if not reorder:         # in order: never before an earlier read's answer
