@@ -20,7 +20,9 @@ Rules (``docs/rma.md``):
 * A notification goes to ``base + 16 * wp`` of its VPID's queue of ``nq_size`` entries; a full queue
   (``wp + 1 == rp`` modulo the size) drops it and counts ``nq_dropped``: no VPID ever blocks another.
 * A put whose DMA read fails (``memory.read`` returns ``None``) sends zero words for that segment and
-  ends with a ``DMA_ERROR`` requester notification, whatever the bits say.
+  ends with a ``DMA_ERROR`` requester notification, whatever the bits say.  A get's failed read sends
+  zero words and the last response carries ``DMA_ERROR`` (an error notification at the origin; the
+  responder notification carries it too); a lock whose word cannot be read is answered ``DMA_ERROR``.
 * Traffic for a VPID whose completer is disabled (or beyond ``vpids``) is dropped and counted
   (``cpl_dropped``); a get or lock request is answered with a ``DISABLED`` error response, which the
   origin's completer turns into an error notification.
@@ -286,16 +288,21 @@ class RmaNodeModel:
             nbytes = (c["size_m1"] + 1) * (LINE_BYTES if s["cache_line"] else 8)
             start = c["dst_qw"] * 8
             pkts = []
+            read_err = False
             for off, n in _segments(start, nbytes):
                 data = self.memory.read(start + off, n)
                 self.dma_reads += 1
-                pkts.append(self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": off + n == nbytes},
+                if data is None:            # the read failed: zero words; the last packet says so
+                    read_err, data = True, bytes(n)
+                last = off + n == nbytes
+                pkts.append(self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": last},
                                          dst_qw=c["arg"], size_m1=c["size_m1"], offset_qw=off // 8,
-                                         arg=c["dst_qw"],
+                                         arg=c["dst_qw"], error=RmaError.DMA_ERROR if last and read_err else 0,
                                          payload=[int.from_bytes(data[i:i + 8], "little") for i in range(0, n, 8)]))
             if s["rsp_notify"]:
                 self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.RESPONDER, value=start,
-                             size_m1=c["size_m1"], cache_line=s["cache_line"], **peer)
+                             size_m1=c["size_m1"], cache_line=s["cache_line"],
+                             error=RmaError.DMA_ERROR if read_err else RmaError.NONE, **peer)
             return pkts
         # lock (FCAA, ch. 7.5.4): the lock word is lock_base + 4 KiB * VPID + 4 * lock number
         lock = c["dst_qw"]
@@ -304,8 +311,12 @@ class RmaNodeModel:
             return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=lock,
                                  error=RmaError.LOCK_RANGE)]
         ops = _u(RmaLockOperands, c["arg"])
-        value = int.from_bytes(self.memory.read(addr, 4), "little")
+        raw = self.memory.read(addr & ~7, 8)
         self.dma_reads += 1
+        if raw is None:
+            return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=lock,
+                                 error=RmaError.DMA_ERROR)]
+        value = int.from_bytes(raw[addr & 4:(addr & 4) + 4], "little")
         ok = _s32(value) <= _s32(ops["compare"])
         if ok:
             value = (value + ops["add"]) & 0xFFFF_FFFF

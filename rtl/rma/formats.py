@@ -61,7 +61,7 @@ class RmaError(enum.Enum, shape=3):
     ATU_FAULT = 4           # no translation: so far, a VPID without physical-address mode
     DISABLED = 5            # the target VPID's completer is disabled (get: told by the responder)
     LOCK_RANGE = 6          # lock number outside the lock region
-    DMA_ERROR = 7           # a DMA read of put data returned an error status
+    DMA_ERROR = 7           # a DMA read (put or get data, lock word) returned an error status
 
 
 class RmaPageOffset(data.Struct):

@@ -11,6 +11,10 @@ packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
   for its own locks too, ch. 7.5.4).  A lock number of 1024 or more, or a word beyond ``lock_size``:
   a ``LOCK_RANGE`` error response.
 
+A read that fails (error status) sends zero words in its place; the get's last response then carries
+``DMA_ERROR`` (the origin's completer writes an error notification) and so does the responder
+notification; a lock whose word cannot be read gets a ``DMA_ERROR`` response and is not applied.
+
 A request for a VPID that is disabled or not in physical-address mode gets a ``DISABLED`` error
 response (counted in ``refused_incr``); a malformed request (another unit, not two command words, a
 payload, a command other than get and lock) is dropped (``dropped_incr``).
@@ -96,6 +100,8 @@ class RmaResponder(wiring.Component):
         success, new = fcaa.success, fcaa.new
         m.d.comb += [fcaa.word.eq(word), fcaa.high.eq(lock_addr[2]), fcaa.ops.eq(c.arg)]
         error = Signal(RmaError)
+        rerr = Signal()                 # a read of this get failed: zero words went out instead
+        cur_err = self.data.valid & self.data.payload.error
         words = Signal(4)
         m.d.comb += words.eq(Mux(is_get & (error == RmaError.NONE), seg_words(pk_off), 0))
 
@@ -109,12 +115,15 @@ class RmaResponder(wiring.Component):
             out_hdr.dst_node.eq(hdr.src_node), out_hdr.unit.eq(NetUnit.RMA_COMPLETER), out_hdr.command_words.eq(2),
             out_hdr.payload_words.eq(words), out_hdr.src_node.eq(self.node_id), out_hdr.specific.eq(back),
             rc.dst_qw.eq(Mux(is_get, c.arg[:41], c.dst_qw)), rc.size_m1.eq(Mux(is_get, c.size_m1, 0)),
-            rc.offset_qw.eq(Mux(is_get, pk_off, 0)), rc.error.eq(error),
+            rc.offset_qw.eq(Mux(is_get, pk_off, 0)),
+            rc.error.eq(Mux(error != RmaError.NONE, error,
+                            Mux(back.last & (rerr | cur_err), RmaError.DMA_ERROR, RmaError.NONE))),
             rc.arg.eq(Mux(is_get, c.dst_qw, Mux(error == RmaError.NONE, Cat(new, success), 0))),
         ]
         e = self.notes.payload.entry
         m.d.comb += [self.notes.payload.vpid.eq(vpid), self.notes.payload.irq.eq(s.irq),
                      e.command.eq(s.command), e.cls.eq(RmaNotifyClass.RESPONDER),
+                     e.error.eq(Mux(rerr, RmaError.DMA_ERROR, RmaError.NONE)),
                      e.cache_line.eq(is_get & s.cache_line), e.size_m1.eq(Mux(is_get, c.size_m1, 0)),
                      e.peer_vpid.eq(s.src_vpid), e.peer_node.eq(hdr.src_node),
                      e.value.eq(Mux(is_get, Cat(Const(0, 3), c.dst_qw), Cat(new, success)))]
@@ -128,7 +137,8 @@ class RmaResponder(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += rx.ready.eq(1)
                 with m.If(rx.valid):
-                    m.d.sync += [hdr.eq(rx.payload.data), ended.eq(0), pk_off.eq(0), rd_off.eq(0), error.eq(0)]
+                    m.d.sync += [hdr.eq(rx.payload.data), ended.eq(0), pk_off.eq(0), rd_off.eq(0), error.eq(0),
+                                 rerr.eq(0)]
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
                         m.next = "CMD0"
                     with m.Else():
@@ -169,6 +179,9 @@ class RmaResponder(wiring.Component):
                 with m.If(self.data.valid):
                     m.d.sync += [word.eq(self.data.payload.data), lock_read.eq(0)]
                     m.next = "LOCK_WRITE"
+                    with m.If(self.data.payload.error):
+                        m.d.sync += error.eq(RmaError.DMA_ERROR)
+                        m.next = "HEADER"
             with m.State("LOCK_WRITE"):
                 with m.If(~success):
                     m.next = "HEADER"
@@ -181,9 +194,11 @@ class RmaResponder(wiring.Component):
                 with m.If(self.tx.ready):
                     m.next = "HEADER"
             with m.State("HEADER"):
-                m.d.comb += [tx.valid.eq(1), tx.payload.data.eq(out_hdr), tx.payload.kind.eq(NetBeatKind.HEADER),
+                # a data packet starts once its read is complete, so its error is known
+                m.d.comb += [tx.valid.eq((words == 0) | self.data.valid), tx.payload.data.eq(out_hdr),
+                             tx.payload.kind.eq(NetBeatKind.HEADER),
                              tx.payload.first.eq(1)]
-                with m.If(tx.ready):
+                with m.If(tx.valid & tx.ready):
                     m.next = "RCMD0"
             with m.State("RCMD0"):
                 m.d.comb += [tx.valid.eq(1), tx.payload.data.eq(rc.as_value()[:64]),
@@ -201,6 +216,8 @@ class RmaResponder(wiring.Component):
                 m.d.comb += [tx.valid.eq(self.data.valid), tx.payload.data.eq(self.data.payload.data),
                              tx.payload.kind.eq(NetBeatKind.PAYLOAD), tx.payload.last.eq(self.data.payload.last),
                              self.data.ready.eq(tx.ready)]
+                with m.If(cur_err & tx.ready):
+                    m.d.sync += rerr.eq(1)
                 with m.If(self.data.valid & tx.ready & self.data.payload.last):
                     m.d.sync += pk_off.eq(pk_off + words)
                     m.next = "HEADER"

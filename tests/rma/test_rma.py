@@ -30,7 +30,8 @@ PORT, HOST = 2, 0
 NQ, LOCKS, MEM = 0x1_0000, 0x8_0000, 0x10_0000
 NQ_SIZE = 64
 DISABLED, VIRTUAL = 3, 5        # VPIDs whose completer is off / that have no physical mode
-POISON = 0x1F * PAGE_BYTES      # a page whose DMA reads fail (error status)
+#: pages whose DMA reads fail (error status): a free page and VPID 7's lock page
+POISON = (0x1F * PAGE_BYTES, LOCKS + 7 * PAGE_BYTES)
 WATCHDOG = 30_000         # cycles
 
 
@@ -40,7 +41,7 @@ class FlatMemory:
 
     def read(self, addr, size):
         """The bytes, or ``None`` for a read touching the poisoned page."""
-        if addr < POISON + PAGE_BYTES and addr + size > POISON:
+        if any(addr < p + PAGE_BYTES and addr + size > p for p in POISON):
             return None
         return bytes(self.b[addr:addr + size])
 
@@ -137,14 +138,17 @@ def random_ops(rng, count):
                           payload=rng.getrandbits(64), lock=lock, compare=rng.getrandbits(32), add=rng.getrandbits(32))
         ops.append((origin, fields, desc))
     # every run has each bad input at least once: unknown command, page crossing, a get from a disabled
-    # VPID, a put to a VPID without physical mode, a lock beyond the region, a put whose read fails
+    # VPID, a put to a VPID without physical mode, a lock beyond the region, a put, a get and a lock
+    # whose reads fail
     bits = {"req_notify": 0, "cpl_notify": 1, "rsp_notify": 1, "cache_line": 0, "vpid": 1, "irq": 0}
     page = [pages[0].pop() * PAGE_BYTES, pages[1].pop() * PAGE_BYTES]
     for cmd, kw in ((6, {}), (RmaCommand.PUT, {"local": page[0] + 4088, "remote": page[1] + 4088, "units": 2}),
                     (RmaCommand.GET, {"dst_vpid": DISABLED, "local": page[0], "remote": page[1]}),
                     (RmaCommand.PUT, {"dst_vpid": VIRTUAL, "local": page[0], "remote": page[1]}),
                     (RmaCommand.LOCK, {"lock": 1024}),
-                    (RmaCommand.PUT, {"local": POISON + 0x100, "remote": page[1] + 0x100, "units": 20})):
+                    (RmaCommand.PUT, {"local": POISON[0] + 0x100, "remote": page[1] + 0x100, "units": 20}),
+                    (RmaCommand.GET, {"local": page[0] + 0x40, "remote": POISON[0] + 0x40, "units": 9}),
+                    (RmaCommand.LOCK, {"dst_vpid": 7, "lock": 5})):
         desc = descriptor(command=cmd, dst_node=1, **({"dst_vpid": 0} | kw))
         ops.insert(rng.randrange(len(ops) + 1), (0, bits | {"command": int(getattr(cmd, "value", cmd))}, desc))
     return ops
