@@ -41,6 +41,7 @@ from rtl.common.params import check_port, check_pow2
 from .fcaa import RmaFcaa
 from .formats import RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
 from .notifier import RmaNoteRequest
+from .packet_tx import RmaPacketTx
 from .reader import RmaRead, RmaReadData
 from .txarb import HtaxPacketSignature
 
@@ -62,7 +63,7 @@ class RmaResponder(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        rx, tx = self.net_rx, self.net_tx
+        rx = self.net_rx
         hdr = Signal(NetHeader)
         s = RmaNetFields(hdr.specific)
         cw = Signal(128)
@@ -105,9 +106,11 @@ class RmaResponder(wiring.Component):
         words = Signal(4)
         m.d.comb += words.eq(Mux(is_get & (error == RmaError.NONE), seg_words(pk_off), 0))
 
-        out_hdr = Signal(NetHeader)
+        m.submodules.packet_tx = ptx = RmaPacketTx()
+        wiring.connect(m, ptx.net_tx, wiring.flipped(self.net_tx))
+        out_hdr, rc = ptx.packets.payload.hdr, ptx.packets.payload.cmd
         back = Signal(RmaNetFields)
-        rc = Signal(RmaNetDescriptor)
+        m.d.comb += ptx.data.payload.eq(self.data.payload)
         m.d.comb += [
             back.command.eq(s.command), back.cpl_notify.eq(s.cpl_notify), back.cache_line.eq(s.cache_line),
             back.irq.eq(s.irq), back.src_vpid.eq(vpid), back.dst_vpid.eq(s.src_vpid),
@@ -163,14 +166,14 @@ class RmaResponder(wiring.Component):
                 with m.Elif(~ok_vpid):
                     m.d.comb += self.refused_incr.eq(1)
                     m.d.sync += error.eq(RmaError.DISABLED)
-                    m.next = "HEADER"
+                    m.next = "SEND"
                 with m.Elif(is_get):
                     m.d.comb += self.get_incr.eq(1)
                     m.d.sync += reading.eq(1)
-                    m.next = "HEADER"
+                    m.next = "SEND"
                 with m.Elif(~in_range):
                     m.d.sync += error.eq(RmaError.LOCK_RANGE)
-                    m.next = "HEADER"
+                    m.next = "SEND"
                 with m.Else():
                     m.d.sync += [reading.eq(1), lock_read.eq(1)]
                     m.next = "LOCK_READ"
@@ -181,10 +184,10 @@ class RmaResponder(wiring.Component):
                     m.next = "LOCK_WRITE"
                     with m.If(self.data.payload.error):
                         m.d.sync += error.eq(RmaError.DMA_ERROR)
-                        m.next = "HEADER"
+                        m.next = "SEND"
             with m.State("LOCK_WRITE"):
                 with m.If(~success):
-                    m.next = "HEADER"
+                    m.next = "SEND"
                 with m.Else():
                     m.d.comb += [self.tx.valid.eq(1), wb.first.eq(1)]
                     with m.If(self.tx.ready):
@@ -192,36 +195,16 @@ class RmaResponder(wiring.Component):
             with m.State("LOCK_DATA"):
                 m.d.comb += [self.tx.valid.eq(1), wb.last.eq(1), wb.word.data.eq(Cat(new, new))]
                 with m.If(self.tx.ready):
-                    m.next = "HEADER"
-            with m.State("HEADER"):
-                # a data packet starts once its read is complete, so its error is known
-                m.d.comb += [tx.valid.eq((words == 0) | self.data.valid), tx.payload.data.eq(out_hdr),
-                             tx.payload.kind.eq(NetBeatKind.HEADER),
-                             tx.payload.first.eq(1)]
-                with m.If(tx.valid & tx.ready):
-                    m.next = "RCMD0"
-            with m.State("RCMD0"):
-                m.d.comb += [tx.valid.eq(1), tx.payload.data.eq(rc.as_value()[:64]),
-                             tx.payload.kind.eq(NetBeatKind.COMMAND)]
-                with m.If(tx.ready):
-                    m.next = "RCMD1"
-            with m.State("RCMD1"):
-                m.d.comb += [tx.valid.eq(1), tx.payload.data.eq(rc.as_value()[64:]),
-                             tx.payload.kind.eq(NetBeatKind.COMMAND), tx.payload.last.eq(words == 0)]
-                with m.If(tx.ready):
-                    m.next = "DATA"
-                    with m.If(words == 0):
-                        m.next = "DONE"
-            with m.State("DATA"):
-                m.d.comb += [tx.valid.eq(self.data.valid), tx.payload.data.eq(self.data.payload.data),
-                             tx.payload.kind.eq(NetBeatKind.PAYLOAD), tx.payload.last.eq(self.data.payload.last),
-                             self.data.ready.eq(tx.ready)]
-                with m.If(cur_err & tx.ready):
+                    m.next = "SEND"
+            with m.State("SEND"):
+                # a data packet is offered once its read is complete, so its error is known
+                m.d.comb += [ptx.packets.valid.eq((words == 0) | self.data.valid),
+                             ptx.data.valid.eq(self.data.valid), self.data.ready.eq(ptx.data.ready)]
+                with m.If(cur_err & ptx.data.ready):
                     m.d.sync += rerr.eq(1)
-                with m.If(self.data.valid & tx.ready & self.data.payload.last):
+                with m.If(ptx.packets.valid & ptx.packets.ready):
                     m.d.sync += pk_off.eq(pk_off + words)
-                    m.next = "HEADER"
-                    with m.If(pk_off + words == total):
+                    with m.If(back.last):
                         m.next = "DONE"
             with m.State("DONE"):
                 with m.If(s.rsp_notify & (error == RmaError.NONE)):
