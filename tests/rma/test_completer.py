@@ -107,12 +107,18 @@ def nodes(rng):
 def operations(rng, ns, count):
     """Run random operations on the models; return the packets for node 1's completer, in order."""
     captured = []
-    for _ in range(count):
+    # every run reaches each outcome: queue 6 (read pointer 2) fills, VPID 3 is disabled, a get completes
+    plan = [None] * count + [(0, RmaCommand.NOTIFICATION_PUT, 6)] * 3 + [(0, RmaCommand.PUT, 3),
+                                                                         (1, RmaCommand.GET, 0)]
+    rng.shuffle(plan)
+    for fixed in plan:
         # node 0 puts into node 1, node 1 gets from and locks at node 0: node 1's memory sees only its
         # completer's writes
         origin = rng.randrange(2)
         cmd = rng.choice([RmaCommand.GET, RmaCommand.LOCK] if origin else
                          [RmaCommand.PUT, RmaCommand.PUT, RmaCommand.IMMEDIATE_PUT, RmaCommand.NOTIFICATION_PUT])
+        if fixed:
+            origin, cmd = fixed[:2]
         cl = rng.random() < 0.3 and cmd in (RmaCommand.PUT, RmaCommand.GET)
         units = rng.randint(1, 64)
         nbytes = units * (64 if cl else 8)
@@ -121,6 +127,8 @@ def operations(rng, ns, count):
         remote = rng.randrange(0x20, MEM // PAGE_BYTES) * PAGE_BYTES + off
         bits = [rng.randrange(2) for _ in range(3)]
         vpid = rng.choice([0, 1, 2, 3, 5, 6, 6, 7]) if rng.random() < 0.3 else rng.choice([0, 1, 2, 4])
+        if fixed:
+            vpid = fixed[2]
         a = decode_address(AMAP, encode_address(AMAP, vpid=rng.choice([0, 1, 2]), command=cmd, req_notify=bits[0],
                                                 cpl_notify=bits[1], rsp_notify=bits[2], cache_line=cl,
                                                 irq=rng.randrange(2)))

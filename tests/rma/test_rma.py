@@ -142,13 +142,17 @@ def random_ops(rng, count):
     # whose reads fail
     bits = {"req_notify": 0, "cpl_notify": 1, "rsp_notify": 1, "cache_line": 0, "vpid": 1, "irq": 0}
     page = [pages[0].pop() * PAGE_BYTES, pages[1].pop() * PAGE_BYTES]
+    good = [pages[0].pop() * PAGE_BYTES, pages[1].pop() * PAGE_BYTES]
     for cmd, kw in ((6, {}), (RmaCommand.PUT, {"local": page[0] + 4088, "remote": page[1] + 4088, "units": 2}),
                     (RmaCommand.GET, {"dst_vpid": DISABLED, "local": page[0], "remote": page[1]}),
                     (RmaCommand.PUT, {"dst_vpid": VIRTUAL, "local": page[0], "remote": page[1]}),
                     (RmaCommand.LOCK, {"lock": 1024}),
                     (RmaCommand.PUT, {"local": POISON[0] + 0x100, "remote": page[1] + 0x100, "units": 20}),
                     (RmaCommand.GET, {"local": page[0] + 0x40, "remote": POISON[0] + 0x40, "units": 9}),
-                    (RmaCommand.LOCK, {"dst_vpid": 7, "lock": 5})):
+                    (RmaCommand.LOCK, {"dst_vpid": 7, "lock": 5}),
+                    # and a put and a get that succeed
+                    (RmaCommand.PUT, {"local": good[0], "remote": good[1], "units": 5}),
+                    (RmaCommand.GET, {"local": good[0] + 0x800, "remote": good[1] + 0x800, "units": 5})):
         desc = descriptor(command=cmd, dst_node=1, **({"dst_vpid": 0} | kw))
         ops.insert(rng.randrange(len(ops) + 1), (0, bits | {"command": int(getattr(cmd, "value", cmd))}, desc))
     return ops
