@@ -1,0 +1,156 @@
+"""RMA completer: put data, immediate puts, get responses, lock responses and notification puts from
+the network -> host memory writes and completer notifications (dissertation ch. 7.5, 7.5.6).
+
+Every packet is a network header (:class:`~rtl.common.net.NetHeader` with
+:class:`~rtl.rma.formats.RmaNetFields`), the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
+and 0..8 payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
+requester and responder cut packets at 64-byte lines, so one write never crosses a line).  After an
+operation's ``last`` packet a notification goes to the notifier when table 7-2 asks for one: put and
+immediate put with ``cpl_notify``, get with ``cpl_notify`` or an error, lock and notification put always.
+
+Physical-address mode only: the target VPID must have its ``phys`` bit (table 7-7).  A packet for a
+VPID that is not enabled, not physical, or a packet that is malformed (another unit, command words
+other than two, more than eight payload words or words across a line, a command the completer does
+not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
+
+Members
+-------
+net_rx : In(NetStreamSignature())
+tx : Out(HtaxPacketSignature())
+    Payload writes.
+notes : Out(stream.Signature(RmaNoteRequest))
+enable, phys : In(vpids)
+    Per-VPID completer enable and physical-address mode.
+put_incr, get_incr, dropped_incr : Out(1)
+    Table 7-8 counters: a put (or immediate put) / a get completed; a packet dropped.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.htax import HtaxCmd, HtaxVC
+from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
+from rtl.common.params import check_port, check_pow2
+
+from .formats import NET_COMMAND_WORDS, RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
+from .notifier import RmaNoteRequest
+from .txarb import HtaxPacketSignature
+
+__all__ = ["RmaCompleter"]
+
+
+class RmaCompleter(wiring.Component):
+    def __init__(self, *, vpids, htax_port, host_port):
+        self.vpids = check_pow2("vpids", vpids, 2, 32)
+        self.htax_port = check_port("htax_port", htax_port)
+        self.host_port = check_port("host_port", host_port)
+        super().__init__({
+            "net_rx": In(NetStreamSignature()), "tx": Out(HtaxPacketSignature()),
+            "notes": Out(stream.Signature(RmaNoteRequest)), "enable": In(vpids), "phys": In(vpids),
+            "put_incr": Out(1), "get_incr": Out(1), "dropped_incr": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        rx = self.net_rx
+        hdr = Signal(NetHeader)
+        spec = RmaNetFields(hdr.specific)
+        cmd_words = Signal(128)
+        c = RmaNetDescriptor(cmd_words)
+        count = Signal(4)                       # payload words still to pass
+        ended = Signal()                        # the packet ended with its command words
+        n = hdr.payload_words
+        addr_qw = Signal(41)
+        m.d.comb += addr_qw.eq(c.dst_qw + c.offset_qw)
+
+        command = spec.command
+        is_put = (command == RmaCommand.PUT) | (command == RmaCommand.IMMEDIATE_PUT)
+        is_get = command == RmaCommand.GET
+        known = is_put | is_get | (command == RmaCommand.LOCK) | (command == RmaCommand.NOTIFICATION_PUT)
+        accept = Signal()
+        m.d.comb += accept.eq(
+            (hdr.unit == NetUnit.RMA_COMPLETER) & (hdr.command_words == NET_COMMAND_WORDS) & known
+            & (n <= 8) & (addr_qw[:3] + n <= 8) & (spec.dst_vpid < self.vpids)
+            & self.enable.bit_select(spec.dst_vpid, 1) & self.phys.bit_select(spec.dst_vpid, 1))
+        notify = spec.last & ((is_put & spec.cpl_notify) | (is_get & (spec.cpl_notify | (c.error != RmaError.NONE)))
+                              | (command == RmaCommand.LOCK) | (command == RmaCommand.NOTIFICATION_PUT))
+        sized = is_put | is_get
+
+        e = self.notes.payload.entry
+        m.d.comb += [
+            self.notes.payload.vpid.eq(spec.dst_vpid), self.notes.payload.irq.eq(spec.irq),
+            e.command.eq(command), e.cls.eq(RmaNotifyClass.COMPLETER), e.error.eq(c.error),
+            e.cache_line.eq(sized & spec.cache_line), e.size_m1.eq(sized * c.size_m1),
+            e.peer_vpid.eq(spec.src_vpid), e.peer_node.eq(hdr.src_node),
+        ]
+        with m.If(sized):
+            m.d.comb += e.value.eq(Cat(Const(0, 3), c.dst_qw))
+        with m.Else():
+            m.d.comb += e.value.eq(c.arg)
+
+        beat = self.tx.payload
+        h = beat.word.header
+        m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
+                     h.src.eq(self.htax_port), h.dst.eq(self.host_port), h.body.mem.addr.eq(Cat(Const(0, 3), addr_qw)),
+                     h.body.mem.length.eq(n), h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
+
+        def done():
+            m.d.comb += [self.put_incr.eq(spec.last & is_put),
+                         self.get_incr.eq(spec.last & is_get & (c.error == RmaError.NONE))]
+            m.next = "NOTIFY"
+
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += rx.ready.eq(1)
+                with m.If(rx.valid):
+                    m.d.sync += hdr.eq(rx.payload.data)
+                    with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
+                        m.next = "CMD0"
+                    with m.Else():
+                        m.d.comb += self.dropped_incr.eq(1)
+                        with m.If(~rx.payload.last):
+                            m.next = "DRAIN"
+            for i in range(NET_COMMAND_WORDS):
+                with m.State(f"CMD{i}"):
+                    m.d.comb += rx.ready.eq(1)
+                    with m.If(rx.valid):
+                        m.d.sync += cmd_words[64 * i:64 * i + 64].eq(rx.payload.data)
+                        m.d.sync += [count.eq(n), ended.eq(rx.payload.last)]
+                        with m.If(rx.payload.last):
+                            m.next = "DECIDE" if i == NET_COMMAND_WORDS - 1 else "SHORT"
+                        with m.Else():
+                            m.next = f"CMD{i + 1}" if i < NET_COMMAND_WORDS - 1 else "DECIDE"
+            with m.State("SHORT"):              # the packet ended inside its command words
+                m.d.comb += self.dropped_incr.eq(1)
+                m.next = "IDLE"
+            with m.State("DECIDE"):
+                with m.If(~accept | (ended != (n == 0))):
+                    m.d.comb += self.dropped_incr.eq(1)
+                    m.next = "IDLE"
+                    with m.If(~ended):
+                        m.next = "DRAIN"
+                with m.Elif(n == 0):
+                    done()
+                with m.Else():
+                    m.next = "HEADER"
+            with m.State("HEADER"):
+                m.d.comb += [self.tx.valid.eq(1), beat.first.eq(1)]
+                with m.If(self.tx.ready):
+                    m.next = "DATA"
+            with m.State("DATA"):
+                m.d.comb += [self.tx.valid.eq(rx.valid), beat.word.data.eq(rx.payload.data),
+                             beat.last.eq(count == 1), rx.ready.eq(self.tx.ready)]
+                with m.If(rx.valid & self.tx.ready):
+                    m.d.sync += count.eq(count - 1)
+                    with m.If(count == 1):
+                        done()
+            with m.State("NOTIFY"):
+                m.d.comb += self.notes.valid.eq(notify)
+                with m.If(self.notes.ready | ~notify):
+                    m.next = "IDLE"
+            with m.State("DRAIN"):
+                m.d.comb += rx.ready.eq(1)
+                with m.If(rx.valid & rx.payload.last):
+                    m.next = "IDLE"
+        return m

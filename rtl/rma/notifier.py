@@ -1,0 +1,101 @@
+"""RMA notification writer: 128-bit notifications into the per-VPID notification queues
+(dissertation ch. 7.5, table 7-8).
+
+Each VPID has a ring of ``size`` 16-byte entries at ``base`` (register file), a write pointer kept here
+(``nq_wp``, external in the RDL) and a read pointer software writes on its user page.  A notification
+goes to ``base + 16 * wp`` as one posted HTAX WRITE of two words, then ``wp`` advances modulo ``size``
+and, if the operation asked for an interrupt, the VPID's bit of ``irq`` pulses.
+
+Queue full (``wp + 1 == rp`` modulo ``size``, or ``size < 2``): the notification is dropped and
+``dropped_incr`` strobes.  Nothing waits for software, so a full queue never blocks another VPID or
+the network, and no notification is lost without a count.
+
+Members
+-------
+notes : In(stream.Signature(RmaNoteRequest))
+    Notifications to write, from the requester, completer and responder.
+tx : Out(HtaxPacketSignature())
+vpid : Out(range(vpids))
+    The look-up address of ``base`` and ``rp`` (the head notification's VPID); data one cycle later.
+base : In(48) ; rp : In(32) ; size : In(32)
+    Queue base (bits 51:4), read pointer, size in entries (one for all queues).
+sw_addr : In(range(vpids)) ; sw_r_data : Out(32) ; sw_w_en : In(1) ; sw_w_data : In(32)
+    Software port of the write pointers (read combinationally, written when ``sw_w_en``).
+irq : Out(vpids)
+dropped_incr : Out(1)
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.htax import HtaxCmd, HtaxVC
+from rtl.common.params import check_port, check_pow2
+
+from .formats import RMA_VPID_BITS, RmaNotification
+from .txarb import HtaxPacketSignature
+
+__all__ = ["RmaNotifier", "RmaNoteRequest"]
+
+#: a notification on its way to the queue of ``vpid``
+RmaNoteRequest = data.StructLayout({"vpid": RMA_VPID_BITS, "irq": 1, "entry": RmaNotification})
+
+
+class RmaNotifier(wiring.Component):
+    def __init__(self, *, vpids, htax_port, host_port):
+        self.vpids = check_pow2("vpids", vpids, 2, 32)
+        self.htax_port = check_port("htax_port", htax_port)
+        self.host_port = check_port("host_port", host_port)
+        super().__init__({
+            "notes": In(stream.Signature(RmaNoteRequest)), "tx": Out(HtaxPacketSignature()),
+            "vpid": Out(range(vpids)), "base": In(48), "rp": In(32), "size": In(32),
+            "sw_addr": In(range(vpids)), "sw_r_data": Out(32), "sw_w_en": In(1), "sw_w_data": In(32),
+            "irq": Out(vpids), "dropped_incr": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        wps = Array(Signal(32, name=f"wp{v}") for v in range(self.vpids))
+        note = self.notes.payload
+        vpid = note.vpid[:len(self.vpid)]
+        wp = wps[vpid]
+        wp1 = Signal(32)
+        full = Signal()
+        m.d.comb += [self.vpid.eq(vpid), self.sw_r_data.eq(wps[self.sw_addr]),
+                     wp1.eq(Mux(wp + 1 >= self.size, 0, wp + 1)),
+                     full.eq((self.size < 2) | (wp1 == self.rp) | (note.vpid >= self.vpids))]
+        with m.If(self.sw_w_en):
+            m.d.sync += wps[self.sw_addr].eq(self.sw_w_data)
+
+        beat = self.tx.payload
+        h = beat.word.header
+        entry = note.entry.as_value()
+        m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
+                     h.src.eq(self.htax_port), h.dst.eq(self.host_port),
+                     h.body.mem.addr.eq(Cat(Const(0, 4), self.base) + (wp << 4)), h.body.mem.length.eq(2),
+                     h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.notes.valid):
+                    m.next = "LOOKUP"
+            with m.State("LOOKUP"):             # base and rp of note.vpid are valid now
+                with m.If(full):
+                    m.d.comb += [self.notes.ready.eq(1), self.dropped_incr.eq(1)]
+                    m.next = "IDLE"
+                with m.Else():
+                    m.next = "HEADER"
+            with m.State("HEADER"):
+                m.d.comb += [self.tx.valid.eq(1), beat.first.eq(1)]
+                with m.If(self.tx.ready):
+                    m.next = "WORD0"
+            with m.State("WORD0"):
+                m.d.comb += [self.tx.valid.eq(1), beat.word.data.eq(entry[:64])]
+                with m.If(self.tx.ready):
+                    m.next = "WORD1"
+            with m.State("WORD1"):
+                m.d.comb += [self.tx.valid.eq(1), beat.word.data.eq(entry[64:]), beat.last.eq(1)]
+                with m.If(self.tx.ready):
+                    m.d.comb += [self.notes.ready.eq(1), self.irq.eq(note.irq << vpid)]
+                    m.d.sync += wp.eq(wp1)
+                    m.next = "IDLE"
+        return m

@@ -1,0 +1,196 @@
+"""RMA requester: one command descriptor -> network packets, DMA reads of put data and requester
+notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
+
+The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
+:class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID without
+physical-address mode (no translation yet: ``ATU_FAULT``), a put or get whose local or remote range
+crosses a 4 KiB page, or whose local and remote start differ inside a 64-byte line, ends here with a
+requester notification carrying the error (whatever the modifier bits say) and ``error_incr``.
+
+Otherwise:
+
+* put: the data is read in 64-byte-line segments through :class:`~rtl.rma.reader.RmaReader` (reads run
+  ahead of the packets, up to its slots) and leaves as one packet per segment to the target's completer;
+  after the last word, a requester notification if ``req_notify``.  A read that fails (error status)
+  sends zero words in its place and ends the put with a ``DMA_ERROR`` requester notification, whatever
+  the bits say, and ``error_incr``;
+* get, lock: one request packet to the target's responder;
+* immediate put: one packet with the descriptor's payload as its payload word;
+* notification put: one packet with the payload in the command words.
+
+Every packet is a network header, the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
+and the payload.
+
+Members
+-------
+cmds : In(stream.Signature(RmaCommandIn))
+net_tx : Out(NetStreamSignature())
+reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
+    To and from the read engine.
+notes : Out(stream.Signature(RmaNoteRequest))
+phys : In(vpids) ; node_id : In(NODE_BITS)
+put_incr, get_incr, error_incr : Out(1)
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
+from rtl.common.params import check_pow2
+
+from .formats import (
+    RMA_VPID_BITS,
+    RmaCommand,
+    RmaDescriptor,
+    RmaError,
+    RmaNetDescriptor,
+    RmaNetFields,
+    RmaNotifyClass,
+    RmaPageOffset,
+    RmaPutGetOperands,
+)
+from .notifier import RmaNoteRequest
+from .reader import RmaRead, RmaReadData
+
+__all__ = ["RmaRequester", "RmaCommandIn"]
+
+RmaCommandIn = data.StructLayout({"vpid": RMA_VPID_BITS, "irq": 1, "offset": RmaPageOffset, "desc": RmaDescriptor})
+
+
+class RmaRequester(wiring.Component):
+    def __init__(self, *, vpids):
+        self.vpids = check_pow2("vpids", vpids, 2, 32)
+        super().__init__({
+            "cmds": In(stream.Signature(RmaCommandIn)), "net_tx": Out(NetStreamSignature()),
+            "reads": Out(stream.Signature(RmaRead)), "data": In(stream.Signature(RmaReadData)),
+            "notes": Out(stream.Signature(RmaNoteRequest)), "phys": In(vpids), "node_id": In(NODE_BITS),
+            "put_incr": Out(1), "get_incr": Out(1), "error_incr": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.cmds.payload
+        d, a = p.desc, p.offset
+        ops = RmaPutGetOperands(d.op)
+        cmd = a.command
+        is_put, is_get = cmd == RmaCommand.PUT, cmd == RmaCommand.GET
+        sized = is_put | is_get
+        total = Signal(10)                  # quadwords of a put or get
+        m.d.comb += total.eq(Mux(a.cache_line, (ops.size_m1 + 1) << 3, ops.size_m1 + 1))
+        error = Signal(RmaError)
+        with m.If(cmd.as_value() > RmaCommand.NOTIFICATION_PUT.value):
+            m.d.comb += error.eq(RmaError.UNKNOWN_COMMAND)
+        with m.Elif(~self.phys.bit_select(p.vpid, 1) | (p.vpid >= self.vpids)):
+            m.d.comb += error.eq(RmaError.ATU_FAULT)
+        with m.Elif(sized & ((ops.local_qw[:9] + total > 512) | (d.remote_qw[:9] + total > 512))):
+            m.d.comb += error.eq(RmaError.PAGE_CROSSING)
+        with m.Elif(sized & (ops.local_qw[:3] != d.remote_qw[:3])):
+            m.d.comb += error.eq(RmaError.MISALIGNED)
+
+        def seg_words(off):
+            cur = ops.local_qw + off
+            return Mux(total - off < 8 - cur[:3], total - off, 8 - cur[:3])
+
+        # read segmenter: runs ahead of the packets
+        rd_off = Signal(10)
+        reading = Signal()
+        m.d.comb += [self.reads.valid.eq(reading), self.reads.payload.addr_qw.eq(ops.local_qw + rd_off),
+                     self.reads.payload.words.eq(seg_words(rd_off))]
+        with m.If(self.reads.valid & self.reads.ready):
+            m.d.sync += rd_off.eq(rd_off + seg_words(rd_off))
+            with m.If(rd_off + seg_words(rd_off) == total):
+                m.d.sync += reading.eq(0)
+
+        # packets
+        pk_off = Signal(10)
+        words = Signal(4)
+        m.d.comb += words.eq(Mux(is_put, seg_words(pk_off), cmd == RmaCommand.IMMEDIATE_PUT))
+        spec = Signal(RmaNetFields)
+        hdr = Signal(NetHeader)
+        c = Signal(RmaNetDescriptor)
+        m.d.comb += [
+            spec.command.eq(cmd), spec.req_notify.eq(a.req_notify), spec.cpl_notify.eq(a.cpl_notify),
+            spec.rsp_notify.eq(a.rsp_notify), spec.cache_line.eq(sized & a.cache_line), spec.irq.eq(p.irq),
+            spec.src_vpid.eq(p.vpid), spec.dst_vpid.eq(d.dst_vpid), spec.last.eq(~is_put | (pk_off + words == total)),
+            hdr.dst_node.eq(d.dst_node), hdr.unit.eq(Mux(is_get | (cmd == RmaCommand.LOCK),
+                                                         NetUnit.RMA_RESPONDER, NetUnit.RMA_COMPLETER)),
+            hdr.command_words.eq(2), hdr.payload_words.eq(words), hdr.src_node.eq(self.node_id),
+            hdr.specific.eq(spec),
+            c.dst_qw.eq(Mux(cmd == RmaCommand.NOTIFICATION_PUT, 0, d.remote_qw)),
+            c.size_m1.eq(Mux(sized, ops.size_m1, 0)), c.offset_qw.eq(Mux(is_put, pk_off, 0)),
+            c.arg.eq(Mux(sized, ops.local_qw, Mux(cmd == RmaCommand.IMMEDIATE_PUT, 0, d.op))),
+        ]
+        read_err = Signal()                 # a DMA read of this put failed: its words went out as zeros
+        e = self.notes.payload.entry
+        m.d.comb += e.error.eq(Mux(read_err, RmaError.DMA_ERROR, error))
+        m.d.comb += [self.notes.payload.vpid.eq(p.vpid), self.notes.payload.irq.eq(p.irq),
+                     e.command.eq(cmd), e.cls.eq(RmaNotifyClass.REQUESTER),
+                     e.cache_line.eq(sized & a.cache_line), e.size_m1.eq(Mux(sized, ops.size_m1, 0)),
+                     e.peer_vpid.eq(d.dst_vpid), e.peer_node.eq(d.dst_node),
+                     e.value.eq(Mux(sized, Cat(Const(0, 3), ops.local_qw), 0))]
+
+        tx = self.net_tx
+        beat = tx.payload
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.cmds.valid):
+                    m.next = "CHECK"
+            with m.State("CHECK"):
+                m.d.sync += [pk_off.eq(0), rd_off.eq(0), read_err.eq(0)]
+                with m.If(error != RmaError.NONE):
+                    m.d.comb += self.error_incr.eq(1)
+                    m.next = "NOTIFY"
+                with m.Else():
+                    m.d.comb += [self.put_incr.eq(is_put | (cmd == RmaCommand.IMMEDIATE_PUT)),
+                                 self.get_incr.eq(is_get)]
+                    m.d.sync += reading.eq(is_put)
+                    m.next = "HEADER"
+            with m.State("HEADER"):
+                m.d.comb += [tx.valid.eq(1), beat.data.eq(hdr), beat.kind.eq(NetBeatKind.HEADER),
+                             beat.first.eq(1)]
+                with m.If(tx.ready):
+                    m.next = "CMD0"
+            with m.State("CMD0"):
+                m.d.comb += [tx.valid.eq(1), beat.data.eq(c.as_value()[:64]), beat.kind.eq(NetBeatKind.COMMAND)]
+                with m.If(tx.ready):
+                    m.next = "CMD1"
+            with m.State("CMD1"):
+                m.d.comb += [tx.valid.eq(1), beat.data.eq(c.as_value()[64:]), beat.kind.eq(NetBeatKind.COMMAND),
+                             beat.last.eq(words == 0)]
+                with m.If(tx.ready):
+                    with m.If(is_put):
+                        m.next = "DATA"
+                    with m.Elif(words != 0):
+                        m.next = "IMMEDIATE"
+                    with m.Else():
+                        m.next = "DONE"
+            with m.State("IMMEDIATE"):
+                m.d.comb += [tx.valid.eq(1), beat.data.eq(d.op), beat.kind.eq(NetBeatKind.PAYLOAD), beat.last.eq(1)]
+                with m.If(tx.ready):
+                    m.next = "DONE"
+            with m.State("DATA"):
+                m.d.comb += [tx.valid.eq(self.data.valid), beat.data.eq(self.data.payload.data),
+                             beat.kind.eq(NetBeatKind.PAYLOAD), beat.last.eq(self.data.payload.last),
+                             self.data.ready.eq(tx.ready)]
+                with m.If(self.data.valid & tx.ready & self.data.payload.error):
+                    m.d.sync += read_err.eq(1)
+                with m.If(self.data.valid & tx.ready & self.data.payload.last):
+                    m.d.sync += pk_off.eq(pk_off + words)
+                    with m.If(pk_off + words == total):
+                        m.next = "DONE"
+                    with m.Else():
+                        m.next = "HEADER"
+            with m.State("DONE"):
+                m.d.comb += self.error_incr.eq(read_err)
+                with m.If(is_put & a.req_notify | read_err):
+                    m.next = "NOTIFY"
+                with m.Else():
+                    m.d.comb += self.cmds.ready.eq(1)
+                    m.next = "IDLE"
+            with m.State("NOTIFY"):
+                m.d.comb += self.notes.valid.eq(1)
+                with m.If(self.notes.ready):
+                    m.d.comb += self.cmds.ready.eq(1)
+                    m.next = "IDLE"
+        return m

@@ -1,0 +1,141 @@
+"""The RMA unit (dissertation ch. 7.5, fig. 7-12): requester, completer and responder on one HTAX port,
+with one pair of network streams per message class.
+
+* :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag;
+* :class:`~rtl.rma.requester.RmaRequester` with its :class:`~rtl.rma.reader.RmaReader` (tags 0..3);
+* :class:`~rtl.rma.responder.RmaResponder` with its reader (tags 16..19);
+* :class:`~rtl.rma.completer.RmaCompleter`;
+* :class:`~rtl.rma.notifier.RmaNotifier`, fed by all three (:class:`~rtl.rma.streams.RmaMerge`);
+* :class:`~rtl.rma.txarb.RmaTxArbiter`: every HTAX packet the unit sends.
+
+Network classes (``docs/network.md``): ``req_tx``/``req_rx`` carry packets for a responder (get and lock
+requests), ``rsp_tx``/``rsp_rx`` packets for a completer (put data, immediate and notification puts, get
+and lock responses), which a completer always drains without waiting for the network.
+
+Physical-address mode only (table 7-7): no ATS port yet.
+
+Parameters
+----------
+vpids : int
+    VPIDs (power of two, 2..32: 5-bit VPID fields).
+window_base : int
+    Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
+htax_port, host_port : int
+
+Members
+-------
+htax : Out(HtaxPortSignature)
+req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignature())
+regs : Out(RmaRegsSignature(vpids))
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.utils import exact_log2
+
+from rtl.common.htax import HtaxPortSignature
+from rtl.common.net import NODE_BITS, NetStreamSignature
+from rtl.common.params import check_int, check_port, check_pow2
+from rtl.netport.arbiter import PacketArbiter
+
+from .completer import RmaCompleter
+from .notifier import RmaNoteRequest, RmaNotifier
+from .reader import RmaReader
+from .requester import RmaRequester
+from .responder import RmaResponder
+from .rx import RmaRx
+from .streams import RmaMerge, RmaNetSplit
+from .txarb import RmaTxArbiter
+
+__all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
+
+#: counter strobes of ``regs`` (table 7-8 and this project's error counters)
+COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_refused", "rsp_dropped", "cpl_put", "cpl_get",
+            "cpl_dropped", "nq_dropped", "rx_dropped"]
+READ_SLOTS = 4
+
+
+class RmaRegsSignature(wiring.Signature):
+    """The register-file side of RMA, seen from the unit."""
+
+    def __init__(self, vpids):
+        a = range(vpids)
+        super().__init__({
+            "node_id": In(NODE_BITS), "enable": In(vpids), "phys": In(vpids), "nq_size": In(32),
+            "lock_base": In(49), "lock_size": In(32),
+            "nq_addr": Out(a), "nq_base": In(48), "nq_rp": In(32),
+            "wp_addr": In(a), "wp_r_data": Out(32), "wp_w_en": In(1), "wp_w_data": In(32),
+            **{f"{c}_incr": Out(1) for c in COUNTERS}, "irq": Out(vpids),
+        })
+
+
+class Rma(wiring.Component):
+    def __init__(self, *, vpids, window_base, htax_port, host_port):
+        self.vpids = check_pow2("vpids", vpids, 2, 32)
+        check_int("window_base", window_base, 0)
+        self.window_base = window_base
+        self.htax_port = check_port("htax_port", htax_port)
+        self.host_port = check_port("host_port", host_port)
+        if htax_port == host_port:
+            raise ValueError(f"host_port must differ from htax_port, both are {htax_port}")
+        bits = 12 + exact_log2(vpids) + 1
+        if window_base % (1 << bits):
+            raise ValueError(f"window_base must be aligned to {1 << bits:#x}, not {window_base:#x}")
+        super().__init__({"htax": Out(HtaxPortSignature()), "req_tx": Out(NetStreamSignature()),
+                          "rsp_tx": Out(NetStreamSignature()), "req_rx": In(NetStreamSignature()),
+                          "rsp_rx": In(NetStreamSignature()), "regs": Out(RmaRegsSignature(vpids))})
+
+    def elaborate(self, platform):
+        m = Module()
+        v, ports = self.vpids, dict(htax_port=self.htax_port, host_port=self.host_port)
+        m.submodules.rx = rx = RmaRx(vpid_bits=exact_log2(v), window_base=self.window_base, tag_split=16)
+        m.submodules.requester = req = RmaRequester(vpids=v)
+        m.submodules.responder = rsp = RmaResponder(vpids=v, **ports)
+        m.submodules.completer = cpl = RmaCompleter(vpids=v, **ports)
+        m.submodules.notifier = nt = RmaNotifier(vpids=v, **ports)
+        m.submodules.req_reader = rq_rd = RmaReader(slots=READ_SLOTS, tag_base=0, **ports)
+        m.submodules.rsp_reader = rs_rd = RmaReader(slots=READ_SLOTS, tag_base=16, **ports)
+        m.submodules.split = split = RmaNetSplit()
+        m.submodules.net_arb = net_arb = PacketArbiter(count=2)
+        m.submodules.notes = notes = RmaMerge(shape=RmaNoteRequest, count=3)
+        m.submodules.tx_arb = tx_arb = RmaTxArbiter(sources=5)
+
+        wiring.connect(m, flipped(self.htax.rx), rx.rx)
+        wiring.connect(m, tx_arb.tx, flipped(self.htax.tx))
+        connect(m, rx.cmds, req.cmds)
+        connect(m, rx.rsp0, rq_rd.rsp)
+        connect(m, rx.rsp1, rs_rd.rsp)
+        connect(m, req.reads, rq_rd.reads)
+        connect(m, rq_rd.data, req.data)
+        connect(m, rsp.reads, rs_rd.reads)
+        connect(m, rs_rd.data, rsp.data)
+        connect(m, req.net_tx, split.i)
+        connect(m, split.responder, flipped(self.req_tx))
+        connect(m, split.completer, net_arb.i[0])
+        connect(m, rsp.net_tx, net_arb.i[1])
+        connect(m, net_arb.o, flipped(self.rsp_tx))
+        connect(m, flipped(self.req_rx), rsp.net_rx)
+        connect(m, flipped(self.rsp_rx), cpl.net_rx)
+        for k, src in enumerate((cpl.notes, rsp.notes, req.notes)):
+            connect(m, src, notes.i[k])
+        connect(m, notes.o, nt.notes)
+        for k, src in enumerate((cpl.tx, nt.tx, rq_rd.tx, rs_rd.tx, rsp.tx)):
+            connect(m, src, tx_arb.i[k])
+
+        r = self.regs
+        m.d.comb += [
+            req.phys.eq(r.phys), req.node_id.eq(r.node_id),
+            rsp.enable.eq(r.enable), rsp.phys.eq(r.phys), rsp.node_id.eq(r.node_id),
+            rsp.lock_base.eq(r.lock_base), rsp.lock_size.eq(r.lock_size),
+            cpl.enable.eq(r.enable), cpl.phys.eq(r.phys),
+            r.nq_addr.eq(nt.vpid), nt.base.eq(r.nq_base), nt.rp.eq(r.nq_rp), nt.size.eq(r.nq_size),
+            nt.sw_addr.eq(r.wp_addr), r.wp_r_data.eq(nt.sw_r_data), nt.sw_w_en.eq(r.wp_w_en),
+            nt.sw_w_data.eq(r.wp_w_data), r.irq.eq(nt.irq),
+            r.req_put_incr.eq(req.put_incr), r.req_get_incr.eq(req.get_incr), r.req_error_incr.eq(req.error_incr),
+            r.rsp_get_incr.eq(rsp.get_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
+            r.rsp_dropped_incr.eq(rsp.dropped_incr), r.cpl_put_incr.eq(cpl.put_incr),
+            r.cpl_get_incr.eq(cpl.get_incr), r.cpl_dropped_incr.eq(cpl.dropped_incr),
+            r.nq_dropped_incr.eq(nt.dropped_incr), r.rx_dropped_incr.eq(rx.dropped_incr),
+        ]
+        return m
