@@ -11,8 +11,8 @@
   to itself: from the cycle the CPU store is issued (:meth:`sim.host.HostModel.write`) to the cycle the
   slot's WRITE, status word first, lands in host memory (host model at table 3-1's latencies).  The
   switch is the default configuration's (``HtaxPipelined``), with the three ports the system uses
-  (host, register file, VELO) instead of eight: the eight-port system's Verilator model takes more
-  than an hour to compile here, and the switch's idle latency does not depend on its port count.
+  (host, register file, VELO) instead of eight: the eight-port system's Verilator model had not
+  finished compiling after 20 minutes on the shared build machine.
 * ``link_cycles_56B``: link cycles of one 56-byte VELO message on the default link: one data flit of
   route word, network header and seven payload words (the same count as ``bench/link.py``'s
   ``link_cycles_56B_single_packet``).

@@ -2,8 +2,8 @@
 
 One node of :class:`rtl.velo.system.VeloSystem` (``bench/velo.py``'s configuration: the default switch,
 three ports), sending to itself: from the cycle a CPU store is issued to the cycle the completer's slot
-WRITE (status word first) is applied to host memory, for 8- and 56-byte messages.  Each length is measured three times on an idle
-system; the figure is the largest, and the payload is checked."""
+WRITE (status word first) is applied to host memory, for 8- and 56-byte messages.  Each length is
+measured three times on an idle system; the figure is the largest, and the payload is checked."""
 
 import json
 
