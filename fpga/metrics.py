@@ -66,6 +66,7 @@ SOURCES = {
     "bench/link": "python bench/link.py",
     "bench/atu": "python bench/atu.py",
     "bench/network": "python bench/network.py",
+    "bench/velo": "python bench/velo.py",
     "reports/scratch": "make report UNIT=scratch",
     "reports/htax": "make report UNIT=htax",
     "reports/htax_pipelined": "make report UNIT=htax_pipelined",
@@ -74,6 +75,7 @@ SOURCES = {
     "reports/atu": "make report UNIT=atu",
     "reports/xbar": "make report UNIT=xbar",
     "reports/netport": "make report UNIT=netport",
+    "reports/velo": "make report UNIT=velo",
 }
 
 _FMAX = at_least(200)
@@ -116,6 +118,7 @@ _ATU = "ATU (`rtl/atu`, issue 5)"
 _LINK = "Link port (`rtl/net`, issue 6)"
 _NET = "Network layer (`rtl/xbar`, `rtl/netport`, `rtl/netlayer`, issue 34)"
 _XBAR = "Network crossbar, 6 link ports + 2 network ports (`rtl/xbar`, issue 34)"
+_VELO = "VELO (`rtl/velo`, issue 35)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
 _HTAXC = "HTAX as configured (unit `htax`: the switch `[htax] variant` selects)"
@@ -131,6 +134,9 @@ NOTES = {
     _LINK: "Two default link ports, 16-cycle channel each way; definitions in `docs/link.md`.",
     _NET: "Crossbar figures on the 8-port crossbar (6 link + 2 network ports, 4 VCs, 8-beat packets); "
           "fabric figures with default link ports; definitions in `bench/network.py` and `docs/network.md`.",
+    _VELO: "Latencies and rates at the requester's and completer's ports (outputs ready), loopback "
+           "through the configured switch on three ports, host memory at 44 cycles; definitions in "
+           "`docs/velo.md`.",
     _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "
           "`[htax]` selects: `HtaxPipelined` in configs/default.toml), host memory 44 cycles; definitions "
           "in `docs/atu.md`.",
@@ -206,4 +212,21 @@ METRICS = [
     Metric(_NET, "bench/network", "sim_cycles_per_s", "simulation speed, loaded 2x2x2 torus, Verilator",
            "cycles/s", at_least(20000)),
     *_resources(_XBAR, "xbar", fmax_goal=at_least(156.25), lut_goal=at_most(8000, "1,000 per port x 8")),
+    Metric(_VELO, "bench/velo", "requester_latency_cycles", "requester, WRITE header in to network header out",
+           "cycles", at_most(3)),
+    Metric(_VELO, "bench/velo", "completer_latency_cycles", "completer, network header in to slot WRITE header out",
+           "cycles", at_most(4)),
+    *[Metric(_VELO, "bench/velo", f"message_rate_per_cycle_{side}_{n}B", f"{side} rate, {n}-byte messages",
+             "messages/cycle", at_least(round(1 / (n // 8 + 1), 4), "1 / (payload beats + 1)"))
+      for side in ("requester", "completer") for n in (8, 64)],
+    Metric(_VELO, "bench/velo", "loopback_latency_cycles_8B", "loopback, CPU store to status word in memory, 8 B",
+           "cycles"),
+    Metric(_VELO, "bench/velo", "loopback_latency_cycles_56B", "the same, 56 B", "cycles"),
+    Metric(_VELO, "bench/velo", "link_cycles_56B", "link cycles of one 56-byte message", "cycles", None,
+           "41 (ch. 7.3)"),
+    # three resource rows, not _resources' six: the page stays under 200 lines
+    Metric(_VELO, "reports/velo", "ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz",
+           at_least(156.25), _CORE_CLOCK),
+    Metric(_VELO, "reports/velo", "ecp5_lut4", "ECP5 LUT4"),
+    Metric(_VELO, "reports/velo", "ecp5_ff", "ECP5 flip-flops"),
 ]

@@ -4,7 +4,12 @@ The register file declares ``velo.wplt`` external, so its storage lives here, ne
 that updates it.  A block RAM of ``vpids`` 32-bit words with two read ports (software, completer; one
 cycle latency) and one write port shared by the completer and software.
 
-Deviation: a software write in the cycle the completer writes is lost.  Software writes a write
+The completer's write is registered and lands one cycle later, which keeps the completer's free-slot
+arithmetic out of the RAM's write-address path.  The completer reads a pointer no earlier than two
+cycles after writing it (a planned packet has at least one payload beat before the next header), so it
+always reads the new value.
+
+Deviation: a software write in the cycle the completer's write lands is lost.  Software writes a write
 pointer only while the mailbox is disabled (the driver's open sequence), when the completer never
 writes it.
 
@@ -20,7 +25,7 @@ w_en : In(1) ; w_addr : In(range(vpids)) ; w_data : In(32)
     The completer's write port.
 """
 
-from amaranth.hdl import Cat, Module, Mux
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -49,8 +54,10 @@ class VeloWritePointers(wiring.Component):
         wr = mem.write_port(granularity=8)
         m.d.comb += [sw_rd.addr.eq(self.sw_r_addr), sw_rd.en.eq(self.sw_r_en), self.sw_r_data.eq(sw_rd.data),
                      hw_rd.addr.eq(self.addr), self.data.eq(hw_rd.data)]
-        with m.If(self.w_en):
-            m.d.comb += [wr.addr.eq(self.w_addr), wr.data.eq(self.w_data), wr.en.eq(0xF)]
+        w_en, w_addr, w_data = Signal(), Signal(range(self.vpids)), Signal(32)
+        m.d.sync += [w_en.eq(self.w_en), w_addr.eq(self.w_addr), w_data.eq(self.w_data)]
+        with m.If(w_en):
+            m.d.comb += [wr.addr.eq(w_addr), wr.data.eq(w_data), wr.en.eq(0xF)]
         with m.Else():
             m.d.comb += [wr.addr.eq(self.sw_w_addr), wr.data.eq(self.sw_w_data),
                          wr.en.eq(Mux(self.sw_w_en, Cat(self.sw_w_be[:4]), 0))]

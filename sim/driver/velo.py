@@ -12,6 +12,14 @@ map and address map); :meth:`VeloNode.open` opens a mailbox and returns a :class
   slot, zero its status word, collect the parts of a message (two-slot 64-byte messages, split stores)
   per source until ``msg_words`` have arrived, and release slots lazily: the read pointer register is
   written only every ``lazy`` slots (at most half the ring) or when the ring runs empty.
+
+  Parts of one message arrive in offset order, one after the other per source.  A slot that does not
+  continue the message collected for its source (offset, length or MTT differ) means the rest of that
+  message was discarded at a full ring: the collected parts are dropped; a slot with a non-zero offset
+  and nothing collected is the rest of a message whose first part was discarded, and is dropped too.
+  :attr:`VeloPort.orphans` counts the dropped slots.  The status word has no sequence number, so a
+  first part and the second part of a later message of the same length, MTT and split point, each the
+  survivor of a discard, cannot be told from one message.
 """
 
 import random
@@ -91,7 +99,8 @@ class VeloPort:
         self.base = node.host.memory.alloc(pages * PAGE, owner=f"velo{vpid}")
         self.rp = 0                 # next slot to read
         self.released = 0           # read pointer as last written to the register
-        self.partial = defaultdict(list)    # (src_node, src_vpid) -> [(offset, payload bytes, split)]
+        self.partial = defaultdict(list)    # (src_node, src_vpid) -> [(offset, payload, split, msg_words, mtt)]
+        self.orphans = 0            # slots dropped: parts of messages whose other part was discarded
         self.slot_log = []          # every slot read: (slot, [status, payload words])
 
     def address(self, dst_node, dst_vpid, nbytes, mtt, word=0):
@@ -152,11 +161,19 @@ class VeloPort:
             f, raw = got
             key = (f["src_node"], f["src_vpid"])
             parts = self.partial[key]
-            parts.append((f["offset"], raw, f["split"], f["mtt"]))
-            if sum(len(p[1]) for p in parts) // 8 < f["msg_words"]:
+            have = sum(len(p[1]) for p in parts) // 8
+            if parts and (f["offset"] != have or (f["msg_words"], f["mtt"]) != parts[0][3:]):
+                # not the continuation: the rest of the collected message was discarded (ring full)
+                self.orphans += len(parts)
+                parts.clear()
+                have = 0
+            if f["offset"] != have:
+                self.orphans += 1           # a later part whose first part was discarded
+                continue
+            parts.append((f["offset"], raw, f["split"], f["msg_words"], f["mtt"]))
+            if have + len(raw) // 8 < f["msg_words"]:
                 continue
             del self.partial[key]
-            parts.sort(key=lambda p: p[0])
             data = b"".join(p[1] for p in parts)
             return Message(f["src_node"], f["src_vpid"], f["mtt"], data, split=any(p[2] for p in parts))
 

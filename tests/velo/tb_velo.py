@@ -15,7 +15,7 @@ from sim.driver.velo import VeloNode, random_payload
 from sim.host import HostModel
 from sim.htax_packet import HtaxPacket, line_write_packet
 from sim.runner import tb_params, tb_seed
-from sim.velo_model import VeloCompleterModel, VeloRequesterModel, decode_address
+from sim.velo_model import VeloCompleterModel, VeloRequesterModel, decode_address, encode_address
 from tests.velo.config import small_config
 
 CFG = small_config()
@@ -227,4 +227,75 @@ async def interrupt(dut):
     await h.wait_interrupt()
     assert await h.read64(r.addr("irq.velo_status")) == 1 << 3 | 1 << 6
     assert (await port.recv()).payload == b"i" * 8
+    node.check_clean()
+
+
+@cocotb.test()
+async def source_vpid_from_page(dut):
+    """Isolation: the source VPID a receiver sees is the one of the page the store went to, whatever
+    the payload says; a process holds only its own VPID's pages, so it cannot claim another."""
+    ns, rng = await setup(dut)
+    (node,) = ns
+    rx = await open_port(node, 6, pages=2)
+    h = node.host
+    for i in range(24):
+        page_vpid = rng.randrange(32)
+        forged = page_vpid ^ rng.randrange(1, 32)      # another VPID, written all over the payload
+        nbytes = 8 * rng.randint(1, 8)
+        payload = bytes([forged] * nbytes)
+        addr = encode_address(AMAP, dst_node=0, dst_vpid=6, src_vpid=page_vpid, nbytes=nbytes, mtt=i % 4)
+        model_store(node, node, addr, payload, None)
+        await h.write(addr, payload)
+        msg = await rx.recv()
+        assert (msg.src_vpid, msg.src_node, msg.payload) == (page_vpid, 0, payload), (i, page_vpid, forged)
+    check_slots(node, rx)
+    node.check_clean()
+
+
+async def fillers(node, port, src_vpid, n):
+    """``n`` one-word messages from ``src_vpid`` into ``port`` (payload: their index)."""
+    addr = encode_address(AMAP, dst_node=0, dst_vpid=port.vpid, src_vpid=src_vpid, nbytes=8, mtt=0)
+    for i in range(n):
+        await node.host.write(addr, i.to_bytes(8, "little"))
+
+
+@cocotb.test()
+async def split_half_lost(dut):
+    """A split message one part of which was discarded at a full ring: the driver drops the other part
+    (``orphans``) and the next message from the same source arrives whole, not merged with it."""
+    ns, rng = await setup(dut)
+    (node,) = ns
+    h = node.host
+    port = await open_port(node, 3, pages=1, lazy=64)
+    src = 9
+    for lost in ("second", "first"):
+        await node.velo.counters()                      # clear
+        payload = random_payload(rng, 24)
+        addr = encode_address(AMAP, dst_node=0, dst_vpid=3, src_vpid=src, nbytes=24, mtt=2)
+        full = port.slots - 1
+        if lost == "second":
+            await fillers(node, port, src, full - 1)
+            await h.write(addr, payload[:8])            # the last free slot
+            await h.write(addr + 8, payload[8:])        # ring full: discarded
+        else:
+            await fillers(node, port, src, full)
+            await h.write(addr, payload[:8])            # ring full: discarded
+        await h.idle()
+        await h.cycles(50)
+        c = await node.velo.counters()
+        assert (c["received"], c["discarded"]) == (full, 1), (lost, c)
+        n = full - 1 if lost == "second" else full
+        for i in range(n):
+            assert (await port.recv()).payload == i.to_bytes(8, "little"), (lost, i)
+        await port.release(force=True)
+        if lost == "first":
+            await h.write(addr + 8, payload[8:])        # room again: the second part is written
+        whole = random_payload(rng, 16)
+        await h.write(encode_address(AMAP, dst_node=0, dst_vpid=3, src_vpid=src, nbytes=16, mtt=1), whole)
+        before = port.orphans
+        msg = await port.recv()
+        assert (msg.payload, msg.mtt, msg.split) == (whole, 1, False), lost
+        assert port.orphans - before == 1, (lost, port.orphans - before)
+        assert port.poll() is None
+        await port.release(force=True)
     node.check_clean()

@@ -38,6 +38,8 @@ def test_window_alignment():
     ("ring_full", 1, {}),
     ("bad_input", 1, {}),
     ("interrupt", 1, {}),
+    ("source_vpid_from_page", 1, {}),
+    ("split_half_lost", 1, {}),
 ])
 def test_velo_cocotb(testcase, nodes, params):
     run_cocotb(VeloSystem(small_config(), nodes=nodes), name=f"velo_system{nodes}", test_module="tests.velo.tb_velo",
