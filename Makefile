@@ -42,7 +42,7 @@ verilog: $(STAMP)
 ## test      the default suite: Amaranth-simulator unit tests + cocotb on Verilator (SIM=icarus for Icarus)
 test: $(STAMP)
 	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH PYTHONWARNINGS=error \
-	  $(PY) -m pytest -n $(JOBS) -m "not soak" tests
+	  $(PY) -m pytest -n $(JOBS) -m "not soak" --durations=15 tests
 
 ## lint      ruff on Python, verilator --lint-only -Wall on every emitted Verilog file
 lint: verilog

@@ -67,7 +67,7 @@ def test_switch_choice():
 
 
 @pytest.mark.parametrize("testcase, params", [
-    ("random_translations", {"jitter": 30, "requests": 500}),
+    pytest.param("random_translations", {"jitter": 30, "requests": 500}, marks=pytest.mark.long_build),
     ("random_translations", {"jitter": 0, "requests": 300, "gap_p": 0.3}),
     ("vpid_isolation", {}),
     ("bad_input", {}),
@@ -79,9 +79,10 @@ def test_atu_cocotb(testcase, params):
 
 
 @pytest.mark.parametrize("testcase, params", [
-    pytest.param("random_translations", {"jitter": 30, "requests": 300}, marks=pytest.mark.long_build),
+    ("random_translations", {"jitter": 30, "requests": 300}),
     ("bad_input", {}),
 ])
+@pytest.mark.soak       # the optional 2-cycle switch: one more build of the whole system
 def test_atu_cocotb_direct_htax(testcase, params):
     """The same system with the 2-cycle Htax instead of the default HtaxPipelined."""
     run_cocotb(_system(switch="direct"), name="atu_system_htaxd", test_module="tests.atu.tb_atu",

@@ -27,7 +27,7 @@ def fabric(name, **kw):
     ("b2b", dict(packets=60, flit_error=1e-2)),
     pytest.param("ring4", dict(packets=25, flit_error=1e-3), marks=pytest.mark.soak),
     pytest.param("torus3x3", dict(packets=10, flit_error=1e-3), marks=pytest.mark.soak),
-    ("torus2x2x2", dict(packets=12, flit_error=1e-3)),
+    pytest.param("torus2x2x2", dict(packets=12, flit_error=1e-3), marks=pytest.mark.soak),
 ])
 def test_stream_traffic(name, params):
     """Random traffic through the stream models, bit errors on every link: every packet once, in order."""
