@@ -65,7 +65,8 @@ class RmaRegsSignature(wiring.Signature):
             "node_id": In(NODE_BITS), "enable": In(vpids), "phys": In(vpids), "nq_size": In(32),
             "lock_base": In(49), "lock_size": In(32),
             "nq_addr": Out(a), "nq_base": In(48), "nq_rp": In(32),
-            "wp_addr": In(a), "wp_r_data": Out(32), "wp_w_en": In(1), "wp_w_data": In(32),
+            "wp_r_addr": In(a), "wp_r_en": In(1), "wp_r_data": Out(32),
+            "wp_w_addr": In(a), "wp_w_en": In(1), "wp_w_data": In(32), "wp_w_be": In(8),
             **{f"{c}_incr": Out(1) for c in COUNTERS}, "irq": Out(vpids),
         })
 
@@ -130,8 +131,9 @@ class Rma(wiring.Component):
             rsp.lock_base.eq(r.lock_base), rsp.lock_size.eq(r.lock_size),
             cpl.enable.eq(r.enable), cpl.phys.eq(r.phys),
             r.nq_addr.eq(nt.vpid), nt.base.eq(r.nq_base), nt.rp.eq(r.nq_rp), nt.size.eq(r.nq_size),
-            nt.sw_addr.eq(r.wp_addr), r.wp_r_data.eq(nt.sw_r_data), nt.sw_w_en.eq(r.wp_w_en),
-            nt.sw_w_data.eq(r.wp_w_data), r.irq.eq(nt.irq),
+            nt.sw_r_addr.eq(r.wp_r_addr), nt.sw_r_en.eq(r.wp_r_en), r.wp_r_data.eq(nt.sw_r_data),
+            nt.sw_w_addr.eq(r.wp_w_addr), nt.sw_w_en.eq(r.wp_w_en), nt.sw_w_data.eq(r.wp_w_data),
+            nt.sw_w_be.eq(r.wp_w_be), r.irq.eq(nt.irq),
             r.req_put_incr.eq(req.put_incr), r.req_get_incr.eq(req.get_incr), r.req_error_incr.eq(req.error_incr),
             r.rsp_get_incr.eq(rsp.get_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
             r.rsp_dropped_incr.eq(rsp.dropped_incr), r.cpl_put_incr.eq(cpl.put_incr),
