@@ -183,7 +183,7 @@ def test_bad_input():
         (note,) = notifications(a, 1)       # an error notification even with no modifier bit set
         assert (note["cls"], note["error"]) == (RmaNotifyClass.REQUESTER.value, err.value)
     assert len(b.memory.writes) == writes and a.counters["req_errors"] == 4
-    # a VPID without physical mode has no translation yet: ATU fault at the requester
+    # a VPID without physical mode and no ATU to translate its NLA: ATU fault at the requester
     a.queues[6].phys = False
     post(net, 0, 6, RmaCommand.PUT, dst_node=1, dst_vpid=1, local=0x4_0000, remote=0x5_0000)
     assert notifications(a, 6)[0]["error"] == RmaError.ATU_FAULT.value
