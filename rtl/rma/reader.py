@@ -30,15 +30,15 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
+from rtl.common.htax import ADDR_BITS, HtaxCmd, HtaxStatus, HtaxVC
 from rtl.common.params import check_int, check_port, check_pow2
 
-from .formats import QW_BITS
 from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaReader", "RmaRead", "RmaReadData"]
 
-RmaRead = data.StructLayout({"addr_qw": QW_BITS, "words": 4})
+#: one line segment to read: its physical quadword address (a 52-bit byte address) and 1..8 words
+RmaRead = data.StructLayout({"addr_qw": ADDR_BITS - 3, "words": 4})
 RmaReadData = data.StructLayout({"data": 64, "last": 1, "error": 1})
 
 
