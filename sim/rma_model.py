@@ -151,7 +151,7 @@ class RmaNodeModel:
     def __post_init__(self):
         if not self.queues:
             self.queues = [NotificationQueue() for _ in range(self.vpids)]
-        for k in ("req_put", "req_get", "req_errors", "rsp_get", "rsp_put", "cpl_put", "cpl_get", "cpl_dropped",
+        for k in ("req_put", "req_get", "req_errors", "rsp_get", "rsp_lock", "cpl_put", "cpl_get", "cpl_dropped",
                   "nq_dropped", "atu_fault"):
             self.counters.setdefault(k, 0)
 
@@ -342,6 +342,7 @@ class RmaNodeModel:
                              error=RmaError.DMA_ERROR if read_err else RmaError.NONE, **peer)
             return pkts
         # lock (FCAA, ch. 7.5.4): the lock word is lock_base + 4 KiB * VPID + 4 * lock number
+        self.counters["rsp_lock"] += 1
         lock = c["dst_qw"]
         addr = self.lock_base + PAGE_BYTES * vpid + 4 * lock
         if lock >= LOCKS_PER_VPID or PAGE_BYTES * vpid + 4 * lock + 4 > self.lock_size:

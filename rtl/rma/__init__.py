@@ -17,19 +17,22 @@ __all__ = ["Rma", "RmaRegsSignature", "COUNTERS", "REGISTER_COUNTERS", "rma_from
 REGISTER_COUNTERS = {
     "req_put": ("requester_counters", "put"), "req_get": ("requester_counters", "get"),
     "req_error": ("errors", "requester"),
-    "rsp_get": ("responder_counters", "get"), "rsp_refused": ("errors", "refused"),
+    "rsp_get": ("responder_counters", "get"), "rsp_lock": ("responder_counters", "lock"),
+    "rsp_refused": ("errors", "refused"),
     "rsp_dropped": ("errors", "responder_dropped"),
     "cpl_put": ("completer_counters", "put"), "cpl_get": ("completer_counters", "get"),
     "cpl_dropped": ("errors", "completer_dropped"),
     "nq_dropped": ("drops", "notifications"), "rx_dropped": ("drops", "htax"),
+    "atu_fault": ("drops", "atu_faults"), "atu_flush": ("drops", "atu_flushes"),
 }
 
 
 def rma_from_config(cfg, **overrides):
-    """The RMA unit the configuration describes (``[system]`` vpids and address map, ``[rma]`` ports)."""
+    """The RMA unit the configuration describes (``[system]`` vpids and address map, ``[rma]`` ports,
+    ``[atu] htax_port`` as the destination of its translation requests)."""
     amap = AddressMap.from_config(cfg)
-    kw = dict(vpids=cfg["system"]["vpids"], window_base=amap["rma"].base,
-              htax_port=cfg["rma"]["htax_port"], host_port=cfg["rma"]["host_port"])
+    kw = dict(vpids=cfg["system"]["vpids"], window_base=amap["rma"].base, htax_port=cfg["rma"]["htax_port"],
+              host_port=cfg["rma"]["host_port"], atu_port=cfg["atu"]["htax_port"])
     kw.update(overrides)
     return Rma(**kw)
 

@@ -37,7 +37,8 @@ xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXl
 xbusy : Out(1)
     To and from the ATS client.
 enable, phys : In(vpids) ; node_id : In(NODE_BITS) ; lock_base : In(49) ; lock_size : In(32)
-get_incr, refused_incr, dropped_incr : Out(1)
+get_incr, lock_incr, refused_incr, dropped_incr : Out(1)
+    ``lock_incr``: a lock request taken to the lock engine (table 7-8's responder counter).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -71,7 +72,7 @@ class RmaResponder(wiring.Component):
             "xreq": Out(stream.Signature(RmaXlateRequest)),
             "xrsp": In(stream.Signature(RmaXlateResult, always_ready=True)), "xbusy": Out(1),
             "enable": In(vpids), "phys": In(vpids), "node_id": In(NODE_BITS), "lock_base": In(49),
-            "lock_size": In(32), "get_incr": Out(1), "refused_incr": Out(1), "dropped_incr": Out(1),
+            "lock_size": In(32), "get_incr": Out(1), "lock_incr": Out(1), "refused_incr": Out(1), "dropped_incr": Out(1),
         })
 
     def elaborate(self, platform):
@@ -165,6 +166,7 @@ class RmaResponder(wiring.Component):
                     m.d.sync += error.eq(RmaError.DISABLED)
                     m.next = "SEND"
                 with m.Elif(~is_get):
+                    m.d.comb += self.lock_incr.eq(1)
                     m.next = "LOCK"
                 with m.Elif(self.phys.bit_select(vpid, 1)):
                     get()

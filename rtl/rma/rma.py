@@ -57,7 +57,7 @@ from .txarb import RmaTxArbiter
 __all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
 
 #: counter strobes of ``regs`` (table 7-8 and this project's error counters)
-COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_refused", "rsp_dropped", "cpl_put", "cpl_get",
+COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_lock", "rsp_refused", "rsp_dropped", "cpl_put", "cpl_get",
             "cpl_dropped", "nq_dropped", "rx_dropped", "atu_fault", "atu_flush"]
 READ_SLOTS = 4
 
@@ -151,7 +151,7 @@ class Rma(wiring.Component):
             nt.sw_w_addr.eq(r.wp_w_addr), nt.sw_w_en.eq(r.wp_w_en), nt.sw_w_data.eq(r.wp_w_data),
             nt.sw_w_be.eq(r.wp_w_be), r.irq.eq(nt.irq),
             r.req_put_incr.eq(req.put_incr), r.req_get_incr.eq(req.get_incr), r.req_error_incr.eq(req.error_incr),
-            r.rsp_get_incr.eq(rsp.get_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
+            r.rsp_get_incr.eq(rsp.get_incr), r.rsp_lock_incr.eq(rsp.lock_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
             r.rsp_dropped_incr.eq(rsp.dropped_incr), r.cpl_put_incr.eq(cpl.put_incr),
             r.cpl_get_incr.eq(cpl.get_incr), r.cpl_dropped_incr.eq(cpl.dropped_incr),
             r.nq_dropped_incr.eq(nt.dropped_incr), r.rx_dropped_incr.eq(rx.dropped_incr | ats.dropped_incr),

@@ -94,7 +94,7 @@ class RmaNode:
         for reg, fields in (("requester_counters", ("put", "get")), ("responder_counters", ("get", "lock")),
                             ("completer_counters", ("put", "get")),
                             ("errors", ("requester", "refused", "responder_dropped", "completer_dropped")),
-                            ("drops", ("notifications", "htax"))):
+                            ("drops", ("notifications", "htax", "atu_faults", "atu_flushes"))):
             v = await self.host.read64(self.regs.addr(f"rma.{reg}"))
             for k, f in enumerate(fields):
                 out[f"{reg}.{f}"] = v >> (16 * k) & 0xFFFF

@@ -27,6 +27,7 @@ def test_system_port_checks():
 
 @pytest.mark.parametrize("testcase, nodes, params", [
     ("random_ops", 2, {"nodes": 2, "ops": 24, "ready_p": 0.6}),
+    ("random_ops", 2, {"nodes": 2, "ops": 24, "phys": 0}),
     ("lock_contention", 1, {}),
     ("lock_contention", 1, {"procs": 1, "rounds": 1}),
 ])
