@@ -189,9 +189,12 @@ class RmaRequester(wiring.Component):
                         m.d.sync += fault.eq(1)
                         m.next = "NOTIFY"
             with m.State("HEADER"):
-                m.d.comb += [tx.valid.eq(1), beat.data.eq(hdr), beat.kind.eq(NetBeatKind.HEADER),
-                             beat.first.eq(1)]
-                with m.If(tx.ready):
+                # a put packet leaves only once its segment's read is complete (the read engine offers
+                # a slot's words when all of them are in), so its payload never waits for the host:
+                # a completer forwarding it to its HTAX port never holds that port on a DMA read
+                m.d.comb += [tx.valid.eq(~is_put | self.data.valid), beat.data.eq(hdr),
+                             beat.kind.eq(NetBeatKind.HEADER), beat.first.eq(1)]
+                with m.If(tx.valid & tx.ready):
                     m.next = "CMD0"
             with m.State("CMD0"):
                 m.d.comb += [tx.valid.eq(1), beat.data.eq(c.as_value()[:64]), beat.kind.eq(NetBeatKind.COMMAND)]

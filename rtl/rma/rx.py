@@ -14,7 +14,9 @@ Members
 -------
 rx : In(HtaxLinkSignature)
     ``ready`` is 1 on every VC but posted; on posted it is the command buffer's room between packets
-    and 1 inside one (registered state only).
+    and 1 inside a posted one (registered state only).  It falls only when a posted beat moves: inside a
+    packet of another VC it is the buffer's room too, so the switch never commits a posted header on a
+    ``ready`` that then falls (the fresh ``ready`` rule, ``docs/htax.md``).
 cmds : Out(stream.Signature(RmaCommandIn))
 rsp0, rsp1 : Out(HtaxPacketSignature())
     Responses; the read engines are always ready.
@@ -60,13 +62,13 @@ class RmaRx(wiring.Component):
         mem = hdr.body.mem
         vb = self.vpid_bits
         posted = 1 << HtaxVC.POSTED.value
-        inside = Signal()                   # after a header, until its last beat
+        inside = Signal()                   # after a posted header, until its last beat
         # a descriptor's header is taken only with room in the buffer, and nothing else writes it until
         # its last beat: the data beats are always taken, so a response never waits behind them
         m.d.comb += rx.ready.eq(Mux(buf.w_rdy | inside, 0xF, 0xF & ~posted))
         moves = rx.transfer()
         with m.If(moves):
-            m.d.sync += inside.eq(~beat.last)
+            m.d.sync += inside.eq(~beat.last & (beat.vc == HtaxVC.POSTED))
 
         good = ((hdr.cmd == HtaxCmd.WRITE) & (hdr.vc == HtaxVC.POSTED) & ~beat.last & (mem.length == 2)
                 & (mem.addr[self.window_bits:] == self.window_base >> self.window_bits) & (mem.addr[:4] == 0)

@@ -16,8 +16,9 @@ import cocotb
 from rtl.common.addrmap import AddressMap
 from rtl.rma.formats import RmaCommand, RmaError
 from rtl.rma.formats import RmaNotifyClass as Cls
-from sim.driver.rma import MAX_INT, RmaNode, mpi_lock, mpi_unlock, pscw
+from sim.driver.rma import MAX_INT, RmaNode, RmaTimeout, mpi_lock, mpi_unlock, pscw
 from sim.host import HostModel
+from sim.htax_packet import beat_field
 from sim.runner import tb_params, tb_seed
 from tests.rma.config import small_config
 
@@ -76,8 +77,36 @@ async def collect(ports, expected, timeout_cycles=40000):
         want = Counter(expected.get(pk, []))
         got = Counter()
         for _ in range(sum(want.values())):
-            got[key(await port.wait(timeout_cycles=timeout_cycles))] += 1
+            try:
+                got[key(await port.wait(timeout_cycles=timeout_cycles))] += 1
+            except RmaTimeout:
+                raise AssertionError(f"{pk}: timed out; missing {sorted((want - got).items())}, "
+                                     f"unexpected {sorted((got - want).items())}") from None
         assert got == want, f"{pk}: notifications {sorted(got.items())} != expected {sorted(want.items())}"
+
+
+def diagnose(dut, ns):
+    """Print what each node's RMA blocks are waiting for (valid/ready/state), for a failed run."""
+    for n in ns:
+        rma = getattr(dut, f"rma{n.rma.node}")
+        src = n.host.source
+        print(f"node {n.rma.node}: host queued {src.queued()} {[(vc, len(b)) for vc, b, _ in src._queue]}, "
+              f"current {src._cur and (src._cur[2], src._cur[1], len(src._cur[0]))}, ready {src._ready:04b}, "
+              f"stats {n.host.stats}")
+        beat = int(rma.rx.rx__payload.value)
+        print(f"  rma rx beat vc {beat_field(beat, 'vc')} first {beat_field(beat, 'first')} "
+              f"last {beat_field(beat, 'last')} valid {int(rma.rx.rx__valid.value)}")
+        for blk in rma:
+            vals = {}
+            for obj in blk if hasattr(blk, "__iter__") else ():
+                name = obj._name
+                if name.endswith(("valid", "ready", "fsm_state")) and len(name) < 40:
+                    try:
+                        vals[name] = int(obj.value)
+                    except (ValueError, TypeError):
+                        pass
+            if vals:
+                print(f"  {blk._name}: {vals}")
 
 
 class Slots:
@@ -164,7 +193,11 @@ async def random_ops(dut):
             expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, NOTE, value, s, sv))
         if rng.random() < 0.3:
             await src.host.cycles(rng.randrange(1, 60))
-    await collect(ports, expected)
+    try:
+        await collect(ports, expected)
+    except AssertionError:
+        diagnose(dut, ns)
+        raise
     for _ in range(200):                            # puts without a notification may still be landing
         if all(ns[n].host.memory.read(a, len(b)) == b for n, a, b in writes):
             break
