@@ -135,7 +135,7 @@ NOTES = {
     _NET: "Crossbar figures on the 8-port crossbar (6 link + 2 network ports, 4 VCs, 8-beat packets); "
           "fabric figures with default link ports; definitions in `bench/network.py` and `docs/network.md`.",
     _VELO: "Latencies and rates at the requester's and completer's ports (outputs ready), loopback "
-           "through the configured switch on three ports, host memory at 44 cycles; definitions in "
+           "through the default eight-port switch, host memory at 44 cycles; definitions in "
            "`docs/velo.md`.",
     _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "
           "`[htax]` selects: `HtaxPipelined` in configs/default.toml), host memory 44 cycles; definitions "
