@@ -13,7 +13,8 @@ from .rx import AtuRxDecoder
 from .tlb import AtuTlb, TlbReadSignature
 from .tx import AtuTxArbiter
 
-__all__ = ["connect_regs", "Atu", "AtuRegsSignature", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
+__all__ = ["connect_regs",
+           "Atu", "AtuRegsSignature", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
            "AtuReadQueue", "AtuGateCheck", "AtuFlush", "AtuTxArbiter", "AtuFormats", "OfferSignature",
            "AsyncReadSignature", "TlbReadSignature", "FlushControlSignature", "Gate", "GatBase", "Nla", "NlaPage",
            "UNITS", "atu_from_config"]

@@ -72,7 +72,8 @@ class RmaResponder(wiring.Component):
             "xreq": Out(stream.Signature(RmaXlateRequest)),
             "xrsp": In(stream.Signature(RmaXlateResult, always_ready=True)), "xbusy": Out(1),
             "enable": In(vpids), "phys": In(vpids), "node_id": In(NODE_BITS), "lock_base": In(49),
-            "lock_size": In(32), "get_incr": Out(1), "lock_incr": Out(1), "refused_incr": Out(1), "dropped_incr": Out(1),
+            "lock_size": In(32), "get_incr": Out(1), "lock_incr": Out(1), "refused_incr": Out(1),
+            "dropped_incr": Out(1),
         })
 
     def elaborate(self, platform):

@@ -57,8 +57,8 @@ from .txarb import RmaTxArbiter
 __all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
 
 #: counter strobes of ``regs`` (table 7-8 and this project's error counters)
-COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_lock", "rsp_refused", "rsp_dropped", "cpl_put", "cpl_get",
-            "cpl_dropped", "nq_dropped", "rx_dropped", "atu_fault", "atu_flush"]
+COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_lock", "rsp_refused", "rsp_dropped", "cpl_put",
+            "cpl_get", "cpl_dropped", "nq_dropped", "rx_dropped", "atu_fault", "atu_flush"]
 READ_SLOTS = 4
 
 

@@ -130,7 +130,8 @@ class RmaPort:
     # -- posting ------------------------------------------------------------------------------------
     async def post(self, command, *, dst_node, dst_vpid, notify=(0, 0, 0), cache_line=0, irq=0, **desc):
         """One descriptor store; ``notify`` = (requester, completer, responder) bits."""
-        addr = encode_address(self.node.amap, vpid=self.vpid, command=getattr(command, "value", command), req_notify=notify[0],
+        command = getattr(command, "value", command)
+        addr = encode_address(self.node.amap, vpid=self.vpid, command=command, req_notify=notify[0],
                               cpl_notify=notify[1], rsp_notify=notify[2], cache_line=cache_line, irq=irq)
         word = descriptor(command=command, dst_node=dst_node, dst_vpid=dst_vpid, **desc)
         await self.node.host.write(addr, word.to_bytes(16, "little"))

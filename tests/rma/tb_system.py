@@ -293,3 +293,81 @@ async def lock_contention(dut):
     assert int.from_bytes(node.host.memory.read(node.rma.lock_word(0, pscw_lock), 4), "little") == 3
     node.check_clean()
 
+
+
+@cocotb.test()
+async def bad_input(dut):
+    """Every refused operation through the driver, NLAs translated by the real ATU: each ends in its
+    defined error notification and counter, nothing is written outside registered pages (the
+    ownership hook and the freed pages of a deregistered region), and a full notification queue drops
+    and counts."""
+    ns, rng = await setup(dut, nodes=2)
+    a, b = ns
+    pa = await a.rma.open(0)                        # NLAs through the ATU
+    pb = await b.rma.open(0)
+    pb2 = await b.rma.open(2)
+    la = await pa.register(2 * 4096)
+    lb = await pb.register(4096)
+    other = await pb2.register(4096)                # node 1, VPID 2's page
+    ro = await pb.register(4096, read=False)        # node 1, VPID 0, write only
+    for r, n in ((la, a), (lb, b), (other, b), (ro, b)):
+        n.host.memory.write(r.phys, bytes(rng.randrange(256) for _ in range(r.size)))
+    snapshot = {n.rma.node: {r.phys: n.host.memory.read(r.phys, r.size) for r in regs}
+                for n, regs in ((a, (la,)), (b, (lb, other, ro)))}
+    err = {e.name: e.value for e in RmaError}
+
+    async def expect(port, cls, command, error):
+        n = await port.wait(lambda n: n["cls"] == cls.value and n["command"] == command)
+        assert n["error"] == err[error], (error, n)
+        return n
+
+    # requester side: nothing leaves the node
+    await pa.put(1, 0, la.nla + 12 * 4096, lb.nla, 64, notify=(0, 1, 0))       # unregistered local NLA
+    await expect(pa, Cls.REQUESTER, PUT, "ATU_FAULT")
+    await pa.put(1, 0, la.nla + 4096 - 8, lb.nla + 4096 - 8, 16)                # crosses a page
+    await expect(pa, Cls.REQUESTER, PUT, "PAGE_CROSSING")
+    await pa.post(5, dst_node=1, dst_vpid=0)                                    # unknown command
+    await expect(pa, Cls.REQUESTER, 5, "UNKNOWN_COMMAND")
+    # completer side: a put into VPID 2's page named as VPID 0's; the data is not written
+    await pa.put(1, 0, la.nla, other.nla, 128, notify=(1, 1, 0))
+    await expect(pa, Cls.REQUESTER, PUT, "NONE")
+    await expect(pb, Cls.COMPLETER, PUT, "ATU_FAULT")
+    # responder side: a get from a page without read permission, and from a disabled VPID
+    await pa.get(1, 0, la.nla, ro.nla, 64)
+    await expect(pa, Cls.COMPLETER, GET, "ATU_FAULT")
+    await pa.get(1, 5, la.nla, 0, 64)
+    await expect(pa, Cls.COMPLETER, GET, "DISABLED")
+    # a lock beyond the region (1024 locks per VPID)
+    await pa.post(RmaCommand.LOCK, dst_node=1, dst_vpid=0, lock=1024, compare=0, add=1)
+    await expect(pa, Cls.COMPLETER, LOCK, "LOCK_RANGE")
+    # deregistration flushes the ATU; a put into the freed pages faults and writes nothing
+    await pa.put(1, 0, la.nla, lb.nla, 64, notify=(0, 1, 0))
+    await expect(pb, Cls.COMPLETER, PUT, "NONE")
+    expected_lb = a.host.memory.read(la.phys, 64)
+    assert b.host.memory.read(lb.phys, 64) == expected_lb
+    await b.rma.atu.deregister(lb)
+    await pa.put(1, 0, la.nla, lb.nla, 64, notify=(0, 1, 0))
+    await expect(pb, Cls.COMPLETER, PUT, "ATU_FAULT")
+    for phys, data in snapshot[1].items():
+        if phys != lb.phys:
+            assert b.host.memory.read(phys, len(data)) == data, f"node 1 page {phys:#x} was written"
+    for phys, data in snapshot[0].items():
+        assert a.host.memory.read(phys, len(data)) == data, f"node 0 page {phys:#x} was written"
+    # a full notification queue drops and counts; nothing blocks
+    await pb.release(force=True)
+    extra = 5
+    for k in range(pb.entries - 1 + extra):
+        await pa.notification_put(1, 0, k + 1)
+    await a.host.cycles(3000)
+    got = [n["value"] for n in [pb.poll() for _ in range(pb.entries)] if n]
+    assert got == list(range(1, pb.entries)), got
+    ca, cb = await a.rma.counters(), await b.rma.counters()
+    assert ca["errors.requester"] == 3, ca
+    # node 1's faults: the completer translates each packet of the two-line put into VPID 2's page (a
+    # failed translation is not kept), the responder the read-protected get, the completer the put
+    # into the freed pages
+    assert cb["drops.atu_faults"] == 2 + 1 + 1, cb
+    assert cb["errors.refused"] == 1 and cb["drops.notifications"] == extra, cb
+    assert ca["drops.atu_faults"] == 1, ca
+    for n in ns:
+        n.check_clean()

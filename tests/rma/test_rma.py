@@ -420,7 +420,8 @@ def run_system(rng, gates, ops, *, ready_p, reorder, watchdog=None):
         mc = mod.counters
         c = shared["counts"][n]
         assert c == {"req_put": mc["req_put"], "req_get": mc["req_get"], "req_error": mc["req_errors"],
-                     "rsp_get": mc["rsp_get"], "rsp_lock": mc["rsp_lock"], "rsp_refused": c["rsp_refused"], "rsp_dropped": 0,
+                     "rsp_get": mc["rsp_get"], "rsp_lock": mc["rsp_lock"], "rsp_refused": c["rsp_refused"],
+                     "rsp_dropped": 0,
                      "cpl_put": mc["cpl_put"], "cpl_get": mc["cpl_get"],
                      "cpl_dropped": mc["cpl_dropped"] - c["rsp_refused"], "nq_dropped": mc["nq_dropped"],
                      "rx_dropped": 0, "atu_fault": mc["atu_fault"], "atu_flush": 0}, c

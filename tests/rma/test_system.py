@@ -29,6 +29,7 @@ def test_system_port_checks():
     ("random_ops", 2, {"nodes": 2, "ops": 24, "ready_p": 0.6}),
     ("random_ops", 2, {"nodes": 2, "ops": 24, "phys": 0}),
     ("lock_contention", 1, {}),
+    ("bad_input", 2, {}),
 ])
 def test_rma_system_cocotb(testcase, nodes, params):
     run_cocotb(RmaSystem(small_config(), nodes=nodes), name=f"rma_system{nodes}",
