@@ -12,17 +12,20 @@ BENCH_DIR = ROOT / "build" / "bench"
 DOCS_DIR = ROOT / "docs"
 
 
-def write_bench(unit, metrics, config):
+def write_bench(unit, metrics, config, notes=None):
     """Write ``build/bench/<unit>.json``: flat ``metrics`` (name -> number) plus ``config``.
 
     ``config`` also records the host, the date, the commit and whether the tree was dirty
-    (:func:`fpga.provenance.provenance`), and the configuration file (``$CONFIG``)."""
+    (:func:`fpga.provenance.provenance`), and the configuration file (``$CONFIG``).  ``notes``
+    (name -> text), if given, is written as ``notes``: why a figure differs from the dissertation's."""
     for k, v in metrics.items():
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise TypeError(f"metric {k!r} must be a number, not {v!r}")
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     out = dict(metrics)
     out["config"] = {**config, "host": platform.node(), **provenance()}
+    if notes:
+        out["notes"] = {k: str(v) for k, v in notes.items()}
     path = BENCH_DIR / f"{unit}.json"
     path.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")
