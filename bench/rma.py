@@ -74,7 +74,7 @@ def notes(res):
                    "trip, 300 ns software, table 9-2)",
     }
     for op, (theirs, _) in TABLE_9_1.items():
-        diffs = [f"{s}: {res[f'{op}_{s}']} here, {t} in table 9-1" for s, t in zip(SUB, theirs)
+        diffs = [f"{s}: {res[f'{op}_{s}']} here, {t} in table 9-1" for s, t in zip(SUB, theirs, strict=True)
                  if res[f"{op}_{s}"] != t]
         if diffs:
             out[op] = "; ".join(diffs)
@@ -90,7 +90,7 @@ def main():
         print(json.dumps(res, indent=1))
         return
     for op, (counts, ns) in TABLE_9_1.items():
-        for s, v in zip(SUB, counts):
+        for s, v in zip(SUB, counts, strict=True):
             res[f"{op}_{s}_table_9_1"] = v
         res[f"latency_ns_{op}_table_9_1"] = ns
     for op, rate in TABLE_9_3.items():

@@ -65,8 +65,8 @@ class Bench:
         self.host = ns[0].host
         self.landed = [[], []]          # per node: (cycle, addr, size, owner) of device writes
         for k, n in enumerate(ns):
-            def hook(addr, size, owner, k=k):
-                self.landed[k].append((n.host.now(), addr, size, owner))
+            def hook(addr, size, owner, k=k, host=n.host):
+                self.landed[k].append((host.now(), addr, size, owner))
                 return isinstance(owner, str) and owner.startswith(("rma_nq", "rma_locks", "vpid"))
             n.host.memory.write_hook = hook
 
@@ -100,7 +100,8 @@ class Bench:
         cpu = sum(n.host.stats["cpu_writes"] for n in self.ns) - cpu0
         await self.host.cycles(SETTLE)
         trips = probe.trips - trips0
-        accesses = [a for n, k in zip(self.ns, logs) for a in n.host.memory.log[k:] if a.source == "device"]
+        accesses = [a for n, k in zip(self.ns, logs, strict=True) for a in n.host.memory.log[k:]
+                    if a.source == "device"]
         reads = [a for a in accesses if a.kind == "read"]
         gat = sum(1 for a in reads if not isinstance(a.owner, str))
         writes = [w for node in self.landed for w in node]
