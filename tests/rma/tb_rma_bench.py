@@ -37,7 +37,6 @@ from tests.rma.tb_system import Node
 CFG = small_config()
 AMAP = AddressMap.from_config(CFG)
 ORIGIN_VPID, TARGET_VPID = 1, 2
-SIZES = (64, 128, 256, 512, 1024, 2048, 4096)
 RATE_OPS = 32
 SETTLE = 800                    # idle cycles after which an operation has finished
 PAGE = 4096
@@ -227,7 +226,7 @@ async def rma_bench(dut):
     out["message_rate_per_cycle_notification_put"] = await message_rate(b, "notification_put")
     out["message_rate_per_cycle_put_8B"] = await message_rate(b, "put_notif")
     for kind in ("put", "get"):
-        for nbytes in SIZES if not p.get("quick") else (64, 4096):
+        for nbytes in p.get("sizes", (64, 4096)):
             out[f"{kind}_words_per_cycle_{nbytes}B"] = await bandwidth(b, kind, nbytes)
             print(kind, nbytes, out[f"{kind}_words_per_cycle_{nbytes}B"])
     for n in ns:
