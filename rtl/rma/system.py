@@ -11,9 +11,10 @@ Members
 -------
 htax<n> : Out(HtaxPortSignature)
     Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
-probe : Out(4)
-    Node 0: bit 0 a descriptor header moves into RMA, 1 a request-class network header leaves it,
-    2 a response-class one leaves it, 3 a header RMA sends to the host moves.
+probe : Out(4 * nodes)
+    Bits ``4n`` to ``4n + 3`` for node ``n``: a descriptor header moves into its RMA, a request-class
+    network header leaves it, a response-class one leaves it, a header its RMA sends to the host
+    moves.
 """
 
 from amaranth.hdl import Cat, Module
@@ -53,7 +54,7 @@ class RmaSystem(wiring.Component):
         if max(self.used) >= cfg["htax"]["ports"]:
             raise ValueError(f"the HTAX has {cfg['htax']['ports']} ports, the system uses {self.used}")
         members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
-        members["probe"] = Out(4)
+        members["probe"] = Out(4 * nodes)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -83,9 +84,8 @@ class RmaSystem(wiring.Component):
             peer = rmas[(n + 1) % self.n]
             wiring.connect(m, rma.req_tx, peer.req_rx)
             wiring.connect(m, rma.rsp_tx, peer.rsp_rx)
-        r = rmas[0]
-        m.d.comb += self.probe.eq(Cat(r.htax.rx.header_moves(),
-                                      r.req_tx.valid & r.req_tx.ready & r.req_tx.payload.first,
-                                      r.rsp_tx.valid & r.rsp_tx.ready & r.rsp_tx.payload.first,
-                                      r.htax.tx.header_moves()))
+        m.d.comb += self.probe.eq(Cat(*(Cat(r.htax.rx.header_moves(),
+                                            r.req_tx.valid & r.req_tx.ready & r.req_tx.payload.first,
+                                            r.rsp_tx.valid & r.rsp_tx.ready & r.rsp_tx.payload.first,
+                                            r.htax.tx.header_moves()) for r in rmas)))
         return m
