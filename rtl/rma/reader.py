@@ -44,7 +44,7 @@ RmaReadData = data.StructLayout({"data": 64, "last": 1, "error": 1})
 
 class RmaReader(wiring.Component):
     def __init__(self, *, slots, tag_base, htax_port, host_port):
-        self.slots = check_pow2("slots", slots, 2, 8)
+        self.slots = check_pow2("slots", slots, 2, 16)
         self.tag_base = check_int("tag_base", tag_base, 0, 32 - slots)
         if tag_base % slots:
             raise ValueError(f"tag_base must be a multiple of slots, not {tag_base}")

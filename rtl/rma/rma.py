@@ -59,7 +59,7 @@ __all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
 #: counter strobes of ``regs`` (table 7-8 and this project's error counters)
 COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_lock", "rsp_refused", "rsp_dropped", "cpl_put",
             "cpl_get", "cpl_dropped", "nq_dropped", "rx_dropped", "atu_fault", "atu_flush"]
-READ_SLOTS = 4
+READ_SLOTS = 16          # reads in flight per engine: 16 lines cover a ~75-cycle read round trip
 
 
 class RmaRegsSignature(wiring.Signature):

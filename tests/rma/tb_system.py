@@ -133,11 +133,11 @@ async def random_ops(dut):
     p = tb_params()
     ns, rng = await setup(dut, nodes=p.get("nodes", 2), tx_ready_probability=p.get("ready_p", 1.0))
     vpids = [0, 3, 17, 31]
-    phys = p.get("phys", 1)
+    phys = set(p.get("phys", [0, 3]))              # these VPIDs use physical addresses, the others NLAs
     ports, regions, slots = {}, {}, {}
     for n in ns:
         for v in vpids:
-            port = await n.rma.open(v, phys=bool(phys))
+            port = await n.rma.open(v, phys=v in phys)
             ports[(n.rma.node, v)] = port
             regions[(n.rma.node, v)] = r = await port.register(16 * 4096)
             slots[(n.rma.node, v)] = Slots(r, 1024)

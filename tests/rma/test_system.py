@@ -26,11 +26,17 @@ def test_system_port_checks():
 
 
 @pytest.mark.parametrize("testcase, nodes, params", [
-    ("random_ops", 2, {"nodes": 2, "ops": 24, "ready_p": 0.6}),
-    ("random_ops", 2, {"nodes": 2, "ops": 24, "phys": 0}),
+    ("random_ops", 2, {"nodes": 2, "ops": 32, "ready_p": 0.6}),
     ("lock_contention", 1, {}),
     ("bad_input", 2, {}),
 ])
 def test_rma_system_cocotb(testcase, nodes, params):
     run_cocotb(RmaSystem(small_config(), nodes=nodes), name=f"rma_system{nodes}",
                test_module="tests.rma.tb_system", testcase=testcase, params=params)
+
+
+@pytest.mark.soak
+def test_rma_system_soak():
+    """`make soak`: 300 random operations between the two nodes, 50 % host backpressure."""
+    run_cocotb(RmaSystem(small_config(), nodes=2), name="rma_system2", test_module="tests.rma.tb_system",
+               testcase="random_ops", params={"nodes": 2, "ops": 300, "ready_p": 0.5})
