@@ -7,6 +7,9 @@ import pytest
 
 from rtl.config import load
 from rtl.nic import Nic, nic_ports
+from rtl.nic.system import NicSystem
+from sim.runner import run_cocotb
+from tests.nic.config import small_config
 
 
 def _cfg(**sections):
@@ -35,3 +38,10 @@ def test_default_ports():
 def test_config_errors(sections, message):
     with pytest.raises(ValueError, match=message):
         Nic(_cfg(**sections))
+
+
+@pytest.mark.soak
+def test_nic_system_b2b_cocotb():
+    """Two NICs back to back: VELO each way, RMA put, get and lock through the drivers.  Soak: about
+    200 s with the Verilator build on a busy two-core machine (30 s with the build cached)."""
+    run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic", testcase="smoke")
