@@ -4,7 +4,8 @@
 ``smoke``: the drivers bring both NICs up (version, node id, routes from :mod:`sim.routing`); a VELO
 message each way arrives whole with its source; an RMA put copies node 0's bytes into node 1's memory,
 a get copies node 1's bytes back, with the notifications table 7-2 calls for; FCAA on a lock of node 1
-succeeds, fails on a taken lock and releases it.  Every expectation comes from what was sent, not
+succeeds, fails on a taken lock and releases it; a put and a get between VPIDs in virtual mode go
+through both ATUs.  Every expectation comes from what was sent, not
 from the RTL; the network counters show the packets crossed the link (none dropped)."""
 
 import random
@@ -106,6 +107,35 @@ async def rma_put_get_lock(nics, rng):
     assert mems[1].read(word, 4) == bytes(4)
 
 
+async def rma_virtual(nics, rng):
+    """A put and a get between VPIDs without the phys bit: every address an NLA the ATUs translate
+    (GATs written by the drivers' memory registration)."""
+    vpid = 3
+    ports = [await nic.rma.open(vpid) for nic in nics]
+    mems = [nic.host.memory for nic in nics]
+    regions = [await p.register(2 * 4096) for p in ports]
+    for mem, r in zip(mems, regions, strict=True):
+        mem.write(r.phys, bytes(rng.randrange(256) for _ in range(r.size)))
+    # node 0 puts its first 256 bytes to node 1's second page
+    local, remote, nbytes = regions[0].nla, regions[1].nla + 4096, 256
+    data = mems[0].read(regions[0].phys, nbytes)
+    await ports[0].put(1, vpid, local, remote, nbytes, notify=(0, 1, 0))
+    n = await ports[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value)
+    assert (n["command"], n["error"], n["value"]) == (RmaCommand.PUT.value, 0, remote), n
+    assert mems[1].read(regions[1].phys + 4096, nbytes) == data, "virtual put: node 1 memory differs"
+    # node 1 gets node 0's bytes 1024.. into its first page
+    local, remote = regions[1].nla + 512, regions[0].nla + 1024
+    data = mems[0].read(regions[0].phys + 1024, nbytes)
+    assert mems[1].read(regions[1].phys + 512, nbytes) != data
+    await ports[1].get(0, vpid, local, remote, nbytes, notify=(0, 1, 0))
+    n = await ports[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value)
+    assert (n["command"], n["error"], n["value"]) == (RmaCommand.GET.value, 0, local), n
+    assert mems[1].read(regions[1].phys + 512, nbytes) == data, "virtual get: node 1 memory differs"
+    for nic in nics:                    # both ATUs translated (a miss each at least: fresh TLBs)
+        c = await nic.host.read64(nic.regs.addr("atu.tlb_counters"))
+        assert c >> 32 > 0, f"node {nic.node}: no TLB miss counted ({c:#x})"
+
+
 @cocotb.test()
 async def smoke(dut):
     nics, rng = await setup(dut)
@@ -114,6 +144,7 @@ async def smoke(dut):
             assert await nic.route(dst) == TOPOLOGY.route(nic.node, dst)
     await velo_each_way(nics, rng)
     await rma_put_get_lock(nics, rng)
+    await rma_virtual(nics, rng)
     for nic in nics:
         c = await nic.net_counters()
         assert c["delivered.requests"] > 0 and c["delivered.responses"] > 0, (nic.node, c)
