@@ -10,8 +10,8 @@ import warnings
 import pytest
 from amaranth.back import verilog
 from amaranth.hdl import Value
-from amaranth.lib.wiring import In
 from amaranth.lib import enum
+from amaranth.lib.wiring import In
 
 from fpga.units import discover
 from rtl.config import ROOT, load
