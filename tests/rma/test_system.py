@@ -25,6 +25,7 @@ def test_system_port_checks():
         RmaSystem(cfg)
 
 
+@pytest.mark.long_build
 @pytest.mark.parametrize("testcase, nodes, params", [
     ("random_ops", 2, {"nodes": 2, "ops": 32, "ready_p": 0.6}),
     ("lock_contention", 1, {}),
