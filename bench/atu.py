@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import DOCS_DIR, write_bench  # noqa: E402
 
 from rtl.atu.system import SWITCHES, AtuSystem, with_switch  # noqa: E402
-from rtl.config import load  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
+from tests.atu.config import atu_config  # noqa: E402
 
 # the system's name per switch, as the tests name it (Verilator builds are cached by name and design)
 SYSTEM_NAMES = {"pipelined": "atu_system", "direct": "atu_system_htaxd"}
@@ -34,7 +34,7 @@ def _run(cfg, switch, params):
 
 
 def main():
-    cfg = load()
+    cfg = atu_config()
     latency = cfg.ns_to_cycles(cfg["host"]["dma_read_latency_ns"])
     res = _run(cfg, "pipelined", {"latency": latency})
     for switch in SWITCHES:

@@ -381,6 +381,9 @@ class StreamSource(Clocked):
         self.queued_packets = 0
         self._cur = None                # [beats, index, lane, tag]
         self._holding = False
+        #: a first beat the sink did not take goes back to the queue (valid drops) instead of being held:
+        #: a credit link, which never commits a packet to a lane without room
+        self.withdraw = False
         self._ready = 0
 
     def _item(self, pkt, tag, **options):
@@ -499,6 +502,10 @@ class StreamSource(Clocked):
                     self.queued_packets -= 1
                     if not self.queued_packets:
                         self._idle_event.set()
+            elif self.withdraw and idx == 0:
+                self._queue.appendleft((lane, beats, cur[3]))
+                self._cur = None
+                self.log.pop()                  # offered again later: logged then
             else:
                 self._holding = True
             await self.to_drive()

@@ -99,12 +99,19 @@ class HostModel:
         self.msi_address = cfg["system"]["msi_address"]
         self.read_timeout_cycles = read_timeout_cycles
         rst = getattr(dut, "rst", None)
-        # DUT -> host: the DUT's tx link; host -> DUT: its rx link, in HyperTransport order
+        # DUT -> host: the DUT's tx link; host -> DUT: its rx link, in HyperTransport order.  The answers
+        # to the device's DMA reads carry PassPW (HyperTransport copies it from the request; the NIC's
+        # read engines set it), so they pass CPU stores the device is not accepting yet: a full RMA
+        # command buffer stalls the CPU's next descriptor but never the reads that drain it (ch. 6.4.3);
+        # like an HT credit link, a packet is offered only on a VC that was ready and withdrawn if the
+        # sink did not take it, so a stalled store never holds the link.
         self.sink = HtaxSink(dut, f"{port}__tx", self.clk, rst, period_ns=self.period_ns,
                              ready=None if tx_ready_probability >= 1.0 else tx_ready_probability,
                              rng=self.rng, callback=self._on_record, name="host rx")
         self.source = HtaxSource(dut, f"{port}__rx", self.clk, rst, period_ns=self.period_ns, order=Order.HT,
-                                 pause=rx_gap_probability or None, rng=self.rng, name="host tx")
+                                 pass_pw=True, wait_ready=True, pause=rx_gap_probability or None, rng=self.rng,
+                                 name="host tx")
+        self.source.withdraw = True
 
         self.interrupts = []
         self._errors = []

@@ -49,10 +49,12 @@ class HtaxBus:
         self.ready2 = getattr(dut, f"{prefix}__ready2")
 
 
-def may_pass(later, earlier):
+def may_pass(later, earlier, pass_pw=False):
     """HyperTransport ordering: a posted write may pass anything, a response may pass a non-posted
-    request; nothing passes a posted write."""
+    request; nothing else passes a posted write, except a response with PassPW set (``pass_pw``)."""
     if later == HtaxVC.POSTED:
+        return True
+    if later == HtaxVC.RESPONSE and pass_pw:
         return True
     return later == HtaxVC.RESPONSE and earlier == HtaxVC.NONPOSTED
 
@@ -147,6 +149,8 @@ class HtaxSource(StreamSource):
     blind : float
         With :attr:`Order.VC`: probability of committing to a VC that is not ready when no queued VC
         is (``valid`` raised and held until the beat moves).
+    pass_pw : bool
+        With ``HT``: responses carry HyperTransport's PassPW bit, so they may pass posted writes.
     wait_ready : bool
         With ``FIFO``/``HT``: raise ``valid`` only for a VC that was ready (default ``False``: offer the
         chosen packet and hold it).
@@ -155,7 +159,8 @@ class HtaxSource(StreamSource):
     """
 
     def __init__(self, dut, prefix, clock, reset=None, *, period_ns, order=Order.FIFO, pause=None, blind=0.0,
-                 wait_ready=False, rng=None, timing=Timing.READONLY, on_header=None, fetch=None, name=None):
+                 wait_ready=False, pass_pw=False, rng=None, timing=Timing.READONLY, on_header=None, fetch=None,
+                 name=None):
         if order not in (Order.FIFO, Order.HT, Order.VC):
             raise ValueError(f"order must be one of 'fifo', 'ht', 'vc', not {order!r}")
         super().__init__(HtaxBus(dut, prefix), clock, reset, period_ns=period_ns, pause=pause, rng=rng,
@@ -163,6 +168,7 @@ class HtaxSource(StreamSource):
         self.order = order
         self.blind = blind
         self.wait_ready = wait_ready
+        self.pass_pw = pass_pw
         self._vcq = [deque() for _ in range(NUM_VCS)]  # per VC: VC order
 
     def _item(self, pkt, tag, vc=None):
@@ -212,11 +218,10 @@ class HtaxSource(StreamSource):
         i = 0
         if self.order == Order.HT:
             for k, (vc, _, _) in enumerate(self._queue):
-                if (ready >> vc) & 1 and all(may_pass(HtaxVC(vc), HtaxVC(e)) for e, _, _ in list(self._queue)[:k]):
+                if (ready >> vc) & 1 and all(may_pass(HtaxVC(vc), HtaxVC(e), self.pass_pw)
+                                             for e, _, _ in list(self._queue)[:k]):
                     i = k
                     break
-                if vc == HtaxVC.POSTED.value and k:
-                    break           # nothing behind a posted write may pass it
         if self.wait_ready and not (ready >> self._queue[i][0]) & 1:
             return None
         item = self._queue[i]

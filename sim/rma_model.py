@@ -2,9 +2,20 @@
 node, and a loopback network joining nodes.
 
 Pure Python, no simulator.  Every format comes from :mod:`rtl.rma.formats` and :mod:`rtl.common.net`
-through :mod:`sim.layout`.  The model works in physical-address mode (table 7-7): a VPID whose
-``phys`` bit is clear has no translation yet, so its operations end with an ``ATU_FAULT`` error
-notification at the requester (local side) or are dropped and counted at the target (remote side).
+through :mod:`sim.layout`.  A VPID whose ``phys`` bit is set uses physical addresses (table 7-7);
+every other VPID's NLAs are translated page by page through ``translate(vpid, nla_page, write)``, which
+returns a :class:`sim.atu_model.Translation` (for instance :meth:`sim.atu_model.AtuModel.translate`
+over GATE tables; without one every translation fails).  Translation rules (ch. 5.3, 7.5.5;
+``docs/rma.md``):
+
+* the requester translates a put's local NLA (read); a failed translation ends the put with an
+  ``ATU_FAULT`` requester notification, whatever the bits say, and nothing is sent;
+* the completer translates each data packet's page (write); a failed one writes nothing and counts
+  ``atu_fault``; the operation's notification, if due (an error makes a get's due), carries
+  ``ATU_FAULT`` when the last packet failed, and ``cpl_put``/``cpl_get`` do not count it;
+* the responder translates a get's source (read); a failed one is answered with one ``ATU_FAULT``
+  error response (the origin's completer notifies), without a responder notification;
+* the lock region is physical (fig. 7-11): locks are never translated.
 
 Rules (``docs/rma.md``):
 
@@ -132,6 +143,7 @@ class RmaNodeModel:
     lock_size: int = 0
     queues: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
+    translate: object = None    # (vpid, nla_page, write) -> sim.atu_model.Translation
     interrupts: list = field(default_factory=list)   # VPIDs, in order
     dma_reads: int = 0
     dma_writes: int = 0
@@ -139,8 +151,8 @@ class RmaNodeModel:
     def __post_init__(self):
         if not self.queues:
             self.queues = [NotificationQueue() for _ in range(self.vpids)]
-        for k in ("req_put", "req_get", "req_errors", "rsp_get", "rsp_put", "cpl_put", "cpl_get", "cpl_dropped",
-                  "nq_dropped"):
+        for k in ("req_put", "req_get", "req_errors", "rsp_get", "rsp_lock", "cpl_put", "cpl_get", "cpl_dropped",
+                  "nq_dropped", "atu_fault"):
             self.counters.setdefault(k, 0)
 
     # -- notifications ---------------------------------------------------------------------------
@@ -157,7 +169,17 @@ class RmaNodeModel:
             self.interrupts.append(vpid)
 
     def _accepts(self, vpid):
-        return vpid < self.vpids and self.queues[vpid].enable and self.queues[vpid].phys
+        return vpid < self.vpids and self.queues[vpid].enable
+
+    def _physical(self, vpid, addr, write):
+        """The physical address of ``addr`` (an NLA unless ``vpid`` is physical), or ``None``."""
+        if self.queues[vpid].phys:
+            return addr
+        t = self.translate(vpid, addr >> 12, write) if self.translate else None
+        if t is None or not t.ok:
+            self.counters["atu_fault"] += 1
+            return None
+        return t.ppn << 12 | addr & (PAGE_BYTES - 1)
 
     # -- requester -----------------------------------------------------------------------------------
     def post(self, vpid, address_fields, desc):
@@ -170,7 +192,7 @@ class RmaNodeModel:
         error = RmaError.NONE
         if cmd > RmaCommand.NOTIFICATION_PUT.value:
             error = RmaError.UNKNOWN_COMMAND
-        elif not self.queues[vpid].phys:
+        elif vpid >= self.vpids:
             error = RmaError.ATU_FAULT
         if cmd in (RmaCommand.PUT.value, RmaCommand.GET.value):
             op = _u(RmaPutGetOperands, d["op"])
@@ -193,11 +215,17 @@ class RmaNodeModel:
                 "rsp_notify": a["rsp_notify"], "cache_line": a["cache_line"] and "size_m1" in size, "irq": irq,
                 "src_vpid": vpid, "dst_vpid": d["dst_vpid"]}
         if cmd == RmaCommand.PUT.value:
+            src = self._physical(vpid, local, 0)
+            if src is None:
+                self.counters["req_errors"] += 1
+                self._notify(vpid, irq, command=cmd, cls=RmaNotifyClass.REQUESTER, error=RmaError.ATU_FAULT,
+                             value=local, **size, **peer)
+                return []
             self.counters["req_put"] += 1
             pkts = []
             read_err = False
             for off, n in _segments(local, nbytes):
-                data = self.memory.read(local + off, n)
+                data = self.memory.read(src + off, n)
                 self.dma_reads += 1
                 if data is None:            # the read failed: zero words go out instead
                     read_err, data = True, bytes(n)
@@ -249,23 +277,28 @@ class RmaNodeModel:
             self.counters["cpl_dropped"] += 1
             return
         start = c["dst_qw"] * 8
+        fault = False
         if payload:
-            data = b"".join(w.to_bytes(8, "little") for w in payload)
-            self.memory.write(start + 8 * c["offset_qw"], data)
-            self.dma_writes += 1
+            dst = self._physical(vpid, start + 8 * c["offset_qw"], 1)
+            fault = dst is None
+            if not fault:
+                self.memory.write(dst, b"".join(w.to_bytes(8, "little") for w in payload))
+                self.dma_writes += 1
         if not s["last"]:
             return
+        error = RmaError.ATU_FAULT.value if fault else c["error"]
         size = {"size_m1": c["size_m1"], "cache_line": s["cache_line"]}
         if cmd in (RmaCommand.PUT.value, RmaCommand.IMMEDIATE_PUT.value):
-            self.counters["cpl_put"] += 1
+            self.counters["cpl_put"] += not fault
             if s["cpl_notify"]:
-                self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, value=start, **size, **peer)
+                self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, value=start, error=error,
+                             **size, **peer)
         elif cmd == RmaCommand.NOTIFICATION_PUT.value:
             self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, value=c["arg"], **peer)
         elif cmd == RmaCommand.GET.value:
-            self.counters["cpl_get"] += not c["error"]
-            if s["cpl_notify"] or c["error"]:
-                self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, error=c["error"],
+            self.counters["cpl_get"] += not error
+            if s["cpl_notify"] or error:
+                self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, error=error,
                              value=start, **size, **peer)
         else:   # lock: the notification carries the result, whatever the bits say
             self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, error=c["error"],
@@ -284,13 +317,17 @@ class RmaNodeModel:
             return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["dst_qw"],
                                  error=RmaError.DISABLED)]
         if cmd == RmaCommand.GET.value:
-            self.counters["rsp_get"] += 1
             nbytes = (c["size_m1"] + 1) * (LINE_BYTES if s["cache_line"] else 8)
             start = c["dst_qw"] * 8
+            src = self._physical(vpid, start, 0)
+            if src is None:
+                return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["arg"],
+                                     size_m1=c["size_m1"], error=RmaError.ATU_FAULT, arg=c["dst_qw"])]
+            self.counters["rsp_get"] += 1
             pkts = []
             read_err = False
             for off, n in _segments(start, nbytes):
-                data = self.memory.read(start + off, n)
+                data = self.memory.read(src + off, n)
                 self.dma_reads += 1
                 if data is None:            # the read failed: zero words; the last packet says so
                     read_err, data = True, bytes(n)
@@ -305,6 +342,7 @@ class RmaNodeModel:
                              error=RmaError.DMA_ERROR if read_err else RmaError.NONE, **peer)
             return pkts
         # lock (FCAA, ch. 7.5.4): the lock word is lock_base + 4 KiB * VPID + 4 * lock number
+        self.counters["rsp_lock"] += 1
         lock = c["dst_qw"]
         addr = self.lock_base + PAGE_BYTES * vpid + 4 * lock
         if lock >= LOCKS_PER_VPID or PAGE_BYTES * vpid + 4 * lock + 4 > self.lock_size:

@@ -22,6 +22,7 @@ from rtl.config import ROOT
 
 from .dedupe import dedupe_modules
 from .toolchain import have_icarus, setup_verilator, verilator_make
+from .verilog_fix import trigger_processes
 
 __all__ = ["simulator", "emit_verilog", "run_cocotb", "tb_params", "tb_seed", "CocotbFailure"]
 
@@ -48,7 +49,7 @@ def simulator():
 
 def emit_verilog(component, name, path):
     """Write ``component`` as Verilog module ``name`` to ``path``; return the text."""
-    text = verilog.convert(component, name=name, emit_src=False)
+    text = trigger_processes(verilog.convert(component, name=name, emit_src=False))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
@@ -74,7 +75,7 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
         raise RuntimeError("SIM=icarus needs iverilog and vvp on PATH (apt-get install iverilog)")
     if sim == "verilator":
         setup_verilator()
-    text = dedupe_modules(verilog.convert(component, name=name, emit_src=False), name)
+    text = dedupe_modules(trigger_processes(verilog.convert(component, name=name, emit_src=False)), name)
     if sim == "icarus":
         text = icarus_fixup(text)
     # the model's compile options are part of the key (Icarus has none: its key is the text alone)

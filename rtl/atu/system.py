@@ -22,7 +22,7 @@ from rtl.common.params import check_choice
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 
-from . import atu_from_config
+from . import atu_from_config, connect_regs
 
 __all__ = ["AtuSystem", "SWITCHES", "with_switch"]
 
@@ -90,18 +90,7 @@ class AtuSystem(wiring.Component):
         fu = getattr(self, f"fu{atu.fu_ports[0]}") if atu.fu_ports else None
         if fu is not None:
             m.d.comb += [self.probe[4].eq(fu.rx.header_moves()), self.probe[5].eq(fu.tx.header_moves())]
-        hw = rf.hw.atu
-        m.d.comb += [
-            atu.regs.flush_nla.eq(hw.flush.nla), atu.regs.flush_tlb.eq(hw.flush.tlb),
-            atu.regs.flush_ats.eq(hw.flush.ats), atu.regs.flush_start.eq(hw.flush.start),
-            atu.regs.flush_vpid.eq(hw.flush.vpid),
-            hw.errors.failed_incr.eq(atu.regs.failed_incr), hw.errors.dropped_incr.eq(atu.regs.dropped_incr),
-            hw.flush.done_set.eq(atu.regs.flush_done),
-            hw.tlb_counters.hits_incr.eq(atu.regs.hits_incr), hw.tlb_counters.misses_incr.eq(atu.regs.misses_incr),
-            hw.flush_counters.tlb_flushes_incr.eq(atu.regs.tlb_flushes_incr),
-            hw.flush_counters.atu_flushes_incr.eq(atu.regs.atu_flushes_incr),
-            hw.gat_base.addr.eq(atu.regs.gat_addr), atu.regs.gat_data.eq(hw.gat_base.data.addr),
-            self.probe[:4].eq(atu.htax.rx.transfer() | (atu.htax.tx.transfer() << 1)
-                              | (atu.regs.flush_start << 2) | (atu.regs.flush_done << 3)),
-        ]
+        connect_regs(m, atu, rf)
+        m.d.comb += self.probe[:4].eq(atu.htax.rx.transfer() | (atu.htax.tx.transfer() << 1)
+                                      | (atu.regs.flush_start << 2) | (atu.regs.flush_done << 3))
         return m

@@ -8,10 +8,21 @@ requester and responder cut packets at 64-byte lines, so one write never crosses
 operation's ``last`` packet a notification goes to the notifier when table 7-2 asks for one: put and
 immediate put with ``cpl_notify``, get with ``cpl_notify`` or an error, lock and notification put always.
 
-Physical-address mode only: the target VPID must have its ``phys`` bit (table 7-7).  A packet for a
-VPID that is not enabled, not physical, or a packet that is malformed (another unit, command words
+A packet for a VPID that is not enabled, or a packet that is malformed (another unit, command words
 other than two, more than eight payload words or words across a line, a command the completer does
 not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
+
+Translation (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is physical (table 7-7).
+Otherwise the page of the packet's first word (``(dst_qw + offset_qw) >> 9``; the packet never leaves
+its line) is translated for a write, and the words go to ``ppn << 12 | offset``.  The last successful
+translation is kept (VPID, page, PPN) and reused by the next packets of the same page, so a put of
+64 lines costs one translation; ``flush`` forgets it, and a translation that arrives while ``stale``
+(a flush waits for this side) is used for its packet only.  A failed translation: the payload is
+consumed and not written, and the operation's completer notification, if one is due (put and
+immediate put: ``cpl_notify``; get: always, an error makes it due), carries ``ATU_FAULT`` when its
+last packet failed; ``put_incr``/``get_incr`` do not count it.  (All packets of an operation share
+one page, so they fail alike unless a flush changes the GATE between them.)  ``xbusy`` is high from
+the translation request, or the use of the kept translation, until the packet's notification left.
 
 Members
 -------
@@ -19,20 +30,25 @@ net_rx : In(NetStreamSignature())
 tx : Out(HtaxPacketSignature())
     Payload writes.
 notes : Out(stream.Signature(RmaNoteRequest))
+xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+xbusy : Out(1) ; flush, stale : In(1)
+    To and from the ATS client.
 enable, phys : In(vpids)
     Per-VPID completer enable and physical-address mode.
 put_incr, get_incr, dropped_incr : Out(1)
     Table 7-8 counters: a put (or immediate put) / a get completed; a packet dropped.
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS
 from rtl.common.htax import HtaxCmd, HtaxVC
 from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_port, check_pow2
 
+from .ats_client import RmaXlateRequest, RmaXlateResult
 from .formats import NET_COMMAND_WORDS, RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
 from .notifier import RmaNoteRequest
 from .txarb import HtaxPacketSignature
@@ -47,7 +63,9 @@ class RmaCompleter(wiring.Component):
         self.host_port = check_port("host_port", host_port)
         super().__init__({
             "net_rx": In(NetStreamSignature()), "tx": Out(HtaxPacketSignature()),
-            "notes": Out(stream.Signature(RmaNoteRequest)), "enable": In(vpids), "phys": In(vpids),
+            "notes": Out(stream.Signature(RmaNoteRequest)), "xreq": Out(stream.Signature(RmaXlateRequest)),
+            "xrsp": In(stream.Signature(RmaXlateResult, always_ready=True)), "xbusy": Out(1), "flush": In(1),
+            "stale": In(1), "enable": In(vpids), "phys": In(vpids),
             "put_incr": Out(1), "get_incr": Out(1), "dropped_incr": Out(1),
         })
 
@@ -72,15 +90,18 @@ class RmaCompleter(wiring.Component):
         m.d.comb += accept.eq(
             (hdr.unit == NetUnit.RMA_COMPLETER) & (hdr.command_words == NET_COMMAND_WORDS) & known
             & (n <= 8) & (addr_qw[:3] + n <= 8) & (spec.dst_vpid < self.vpids)
-            & self.enable.bit_select(spec.dst_vpid, 1) & self.phys.bit_select(spec.dst_vpid, 1))
-        notify = spec.last & ((is_put & spec.cpl_notify) | (is_get & (spec.cpl_notify | (c.error != RmaError.NONE)))
+            & self.enable.bit_select(spec.dst_vpid, 1))
+        fault = Signal()                        # this packet's translation failed
+        error = Signal(RmaError)
+        m.d.comb += error.eq(Mux(fault, RmaError.ATU_FAULT, c.error))
+        notify = spec.last & ((is_put & spec.cpl_notify) | (is_get & (spec.cpl_notify | (error != RmaError.NONE)))
                               | (command == RmaCommand.LOCK) | (command == RmaCommand.NOTIFICATION_PUT))
         sized = is_put | is_get
 
         e = self.notes.payload.entry
         m.d.comb += [
             self.notes.payload.vpid.eq(spec.dst_vpid), self.notes.payload.irq.eq(spec.irq),
-            e.command.eq(command), e.cls.eq(RmaNotifyClass.COMPLETER), e.error.eq(c.error),
+            e.command.eq(command), e.cls.eq(RmaNotifyClass.COMPLETER), e.error.eq(error),
             e.cache_line.eq(sized & spec.cache_line), e.size_m1.eq(sized * c.size_m1),
             e.peer_vpid.eq(spec.src_vpid), e.peer_node.eq(hdr.src_node),
         ]
@@ -89,20 +110,32 @@ class RmaCompleter(wiring.Component):
         with m.Else():
             m.d.comb += e.value.eq(c.arg)
 
+        # the page: physical, the kept translation or a new one
+        ppn = Signal(PPN_BITS)
+        kept = Signal(data.StructLayout({"valid": 1, "vpid": len(spec.dst_vpid), "page": NLA_PAGE_BITS,
+                                         "ppn": PPN_BITS}))
+        hit = kept.valid & (kept.vpid == spec.dst_vpid) & (kept.page == addr_qw[9:])
+        m.d.comb += [self.xreq.payload.write.eq(1), self.xreq.payload.vpid.eq(spec.dst_vpid),
+                     self.xreq.payload.page.eq(addr_qw[9:])]
+        with m.If(self.flush):
+            m.d.sync += kept.valid.eq(0)
+
         beat = self.tx.payload
         h = beat.word.header
         m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
-                     h.src.eq(self.htax_port), h.dst.eq(self.host_port), h.body.mem.addr.eq(Cat(Const(0, 3), addr_qw)),
+                     h.src.eq(self.htax_port), h.dst.eq(self.host_port),
+                     h.body.mem.addr.eq(Cat(Const(0, 3), addr_qw[:9], ppn)),
                      h.body.mem.length.eq(n), h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
 
         def done():
-            m.d.comb += [self.put_incr.eq(spec.last & is_put),
-                         self.get_incr.eq(spec.last & is_get & (c.error == RmaError.NONE))]
+            m.d.comb += [self.put_incr.eq(spec.last & is_put & ~fault),
+                         self.get_incr.eq(spec.last & is_get & (error == RmaError.NONE))]
             m.next = "NOTIFY"
 
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += rx.ready.eq(1)
+                m.d.sync += [self.xbusy.eq(0), fault.eq(0)]
                 with m.If(rx.valid):
                     m.d.sync += hdr.eq(rx.payload.data)
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
@@ -132,8 +165,37 @@ class RmaCompleter(wiring.Component):
                         m.next = "DRAIN"
                 with m.Elif(n == 0):
                     done()
-                with m.Else():
+                with m.Elif(self.phys.bit_select(spec.dst_vpid, 1)):
+                    m.d.sync += ppn.eq(addr_qw[9:])
                     m.next = "HEADER"
+                with m.Elif(hit):
+                    m.d.sync += [ppn.eq(kept.ppn), self.xbusy.eq(1)]
+                    m.next = "HEADER"
+                with m.Else():
+                    m.d.sync += self.xbusy.eq(1)
+                    m.next = "TRANSLATE"
+            with m.State("TRANSLATE"):
+                m.d.comb += self.xreq.valid.eq(1)
+                with m.If(self.xreq.ready):
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                r = self.xrsp.payload
+                with m.If(self.xrsp.valid):
+                    m.d.sync += ppn.eq(r.ppn)
+                    with m.If(~r.ok):
+                        m.d.sync += fault.eq(1)
+                        m.next = "SKIP"
+                    with m.Else():
+                        m.next = "HEADER"
+                        with m.If(~self.stale & ~self.flush):
+                            m.d.sync += [kept.valid.eq(1), kept.vpid.eq(spec.dst_vpid), kept.page.eq(addr_qw[9:]),
+                                         kept.ppn.eq(r.ppn)]
+            with m.State("SKIP"):               # a failed translation: the payload is not written
+                m.d.comb += rx.ready.eq(1)
+                with m.If(rx.valid):
+                    m.d.sync += count.eq(count - 1)
+                    with m.If(count == 1):
+                        done()
             with m.State("HEADER"):
                 m.d.comb += [self.tx.valid.eq(1), beat.first.eq(1)]
                 with m.If(self.tx.ready):

@@ -19,8 +19,12 @@ vpid : Out(range(vpids))
     The look-up address of ``base`` and ``rp`` (the head notification's VPID); data one cycle later.
 base : In(48) ; rp : In(32) ; size : In(32)
     Queue base (bits 51:4), read pointer, size in entries (one for all queues).
-sw_addr : In(range(vpids)) ; sw_r_data : Out(32) ; sw_w_en : In(1) ; sw_w_data : In(32)
-    Software port of the write pointers (read combinationally, written when ``sw_w_en``).
+sw_r_addr, sw_r_en : In ; sw_r_data : Out(32)
+    The register file's read port of the write pointers (``nq_wp`` is external in the RDL): data one
+    cycle after ``sw_r_en``, held while ``sw_r_en`` is low.
+sw_w_addr, sw_w_en, sw_w_data, sw_w_be : In
+    Its write port (byte enables of the 64-bit register; bits 0..3 cover the pointer).  A software
+    write in the cycle a notification advances the same pointer wins.
 irq : Out(vpids)
 dropped_incr : Out(1)
 """
@@ -49,7 +53,8 @@ class RmaNotifier(wiring.Component):
         super().__init__({
             "notes": In(stream.Signature(RmaNoteRequest)), "tx": Out(HtaxPacketSignature()),
             "vpid": Out(range(vpids)), "base": In(48), "rp": In(32), "size": In(32),
-            "sw_addr": In(range(vpids)), "sw_r_data": Out(32), "sw_w_en": In(1), "sw_w_data": In(32),
+            "sw_r_addr": In(range(vpids)), "sw_r_en": In(1), "sw_r_data": Out(32),
+            "sw_w_addr": In(range(vpids)), "sw_w_en": In(1), "sw_w_data": In(32), "sw_w_be": In(8),
             "irq": Out(vpids), "dropped_incr": Out(1),
         })
 
@@ -61,11 +66,11 @@ class RmaNotifier(wiring.Component):
         wp = wps[vpid]
         wp1 = Signal(32)
         full = Signal()
-        m.d.comb += [self.vpid.eq(vpid), self.sw_r_data.eq(wps[self.sw_addr]),
+        m.d.comb += [self.vpid.eq(vpid),
                      wp1.eq(Mux(wp + 1 >= self.size, 0, wp + 1)),
                      full.eq((self.size < 2) | (wp1 == self.rp) | (note.vpid >= self.vpids))]
-        with m.If(self.sw_w_en):
-            m.d.sync += wps[self.sw_addr].eq(self.sw_w_data)
+        with m.If(self.sw_r_en):
+            m.d.sync += self.sw_r_data.eq(wps[self.sw_r_addr])
 
         beat = self.tx.payload
         h = beat.word.header
@@ -98,4 +103,8 @@ class RmaNotifier(wiring.Component):
                     m.d.comb += [self.notes.ready.eq(1), self.irq.eq(note.irq << vpid)]
                     m.d.sync += wp.eq(wp1)
                     m.next = "IDLE"
+        old = wps[self.sw_w_addr]
+        with m.If(self.sw_w_en):
+            m.d.sync += old.eq(Cat(Mux(self.sw_w_be[i], self.sw_w_data[8 * i:8 * i + 8], old[8 * i:8 * i + 8])
+                                   for i in range(4)))
         return m

@@ -30,21 +30,21 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
+from rtl.common.htax import ADDR_BITS, HtaxCmd, HtaxStatus, HtaxVC
 from rtl.common.params import check_int, check_port, check_pow2
 
-from .formats import QW_BITS
 from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaReader", "RmaRead", "RmaReadData"]
 
-RmaRead = data.StructLayout({"addr_qw": QW_BITS, "words": 4})
+#: one line segment to read: its physical quadword address (a 52-bit byte address) and 1..8 words
+RmaRead = data.StructLayout({"addr_qw": ADDR_BITS - 3, "words": 4})
 RmaReadData = data.StructLayout({"data": 64, "last": 1, "error": 1})
 
 
 class RmaReader(wiring.Component):
     def __init__(self, *, slots, tag_base, htax_port, host_port):
-        self.slots = check_pow2("slots", slots, 2, 8)
+        self.slots = check_pow2("slots", slots, 2, 16)
         self.tag_base = check_int("tag_base", tag_base, 0, 32 - slots)
         if tag_base % slots:
             raise ValueError(f"tag_base must be a multiple of slots, not {tag_base}")

@@ -2,10 +2,20 @@
 notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
 
 The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
-:class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID without
-physical-address mode (no translation yet: ``ATU_FAULT``), a put or get whose local or remote range
-crosses a 4 KiB page, or whose local and remote start differ inside a 64-byte line, ends here with a
-requester notification carrying the error (whatever the modifier bits say) and ``error_incr``.
+:class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID beyond ``vpids``
+(``ATU_FAULT``), a put or get whose local or remote range crosses a 4 KiB page, or whose local and
+remote start differ inside a 64-byte line, ends here with a requester notification carrying the error
+(whatever the modifier bits say) and ``error_incr``.
+
+Translation (ch. 5.3, 7.5.5): the requester translates the local NLA only, and only a put's (the data
+it reads); a get's local NLA is translated by the origin's completer when the data arrives, the remote
+NLAs by the target's completer and responder.  For a VPID with its ``phys`` bit the address is physical
+(table 7-7) and used as it is; otherwise the local page (``local_qw >> 9``) is translated for a read
+through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
+page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
+requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
+does not count it.  ``xbusy`` is high from the translation request until the put's last word has been
+read (:class:`~rtl.rma.ats_client.RmaAtsClient`, flush rule).
 
 Otherwise:
 
@@ -28,6 +38,9 @@ net_tx : Out(NetStreamSignature())
 reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
     To and from the read engine.
 notes : Out(stream.Signature(RmaNoteRequest))
+xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+xbusy : Out(1)
+    To and from the ATS client.
 phys : In(vpids) ; node_id : In(NODE_BITS)
 put_incr, get_incr, error_incr : Out(1)
 """
@@ -36,9 +49,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.ats import PPN_BITS
 from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_pow2
 
+from .ats_client import RmaXlateRequest, RmaXlateResult
 from .formats import (
     RMA_VPID_BITS,
     RmaCommand,
@@ -64,7 +79,9 @@ class RmaRequester(wiring.Component):
         super().__init__({
             "cmds": In(stream.Signature(RmaCommandIn)), "net_tx": Out(NetStreamSignature()),
             "reads": Out(stream.Signature(RmaRead)), "data": In(stream.Signature(RmaReadData)),
-            "notes": Out(stream.Signature(RmaNoteRequest)), "phys": In(vpids), "node_id": In(NODE_BITS),
+            "notes": Out(stream.Signature(RmaNoteRequest)), "xreq": Out(stream.Signature(RmaXlateRequest)),
+            "xrsp": In(stream.Signature(RmaXlateResult, always_ready=True)), "xbusy": Out(1),
+            "phys": In(vpids), "node_id": In(NODE_BITS),
             "put_incr": Out(1), "get_incr": Out(1), "error_incr": Out(1),
         })
 
@@ -81,7 +98,7 @@ class RmaRequester(wiring.Component):
         error = Signal(RmaError)
         with m.If(cmd.as_value() > RmaCommand.NOTIFICATION_PUT.value):
             m.d.comb += error.eq(RmaError.UNKNOWN_COMMAND)
-        with m.Elif(~self.phys.bit_select(p.vpid, 1) | (p.vpid >= self.vpids)):
+        with m.Elif(p.vpid >= self.vpids):
             m.d.comb += error.eq(RmaError.ATU_FAULT)
         with m.Elif(sized & ((ops.local_qw[:9] + total > 512) | (d.remote_qw[:9] + total > 512))):
             m.d.comb += error.eq(RmaError.PAGE_CROSSING)
@@ -92,10 +109,12 @@ class RmaRequester(wiring.Component):
             cur = ops.local_qw + off
             return Mux(total - off < 8 - cur[:3], total - off, 8 - cur[:3])
 
-        # read segmenter: runs ahead of the packets
+        # read segmenter: runs ahead of the packets, in the page ppn (physical or translated)
         rd_off = Signal(10)
         reading = Signal()
-        m.d.comb += [self.reads.valid.eq(reading), self.reads.payload.addr_qw.eq(ops.local_qw + rd_off),
+        ppn = Signal(PPN_BITS)
+        m.d.comb += [self.reads.valid.eq(reading),
+                     self.reads.payload.addr_qw.eq(Cat((ops.local_qw + rd_off)[:9], ppn)),
                      self.reads.payload.words.eq(seg_words(rd_off))]
         with m.If(self.reads.valid & self.reads.ready):
             m.d.sync += rd_off.eq(rd_off + seg_words(rd_off))
@@ -122,8 +141,11 @@ class RmaRequester(wiring.Component):
             c.arg.eq(Mux(sized, ops.local_qw, Mux(cmd == RmaCommand.IMMEDIATE_PUT, 0, d.op))),
         ]
         read_err = Signal()                 # a DMA read of this put failed: its words went out as zeros
+        fault = Signal()                    # the put's translation failed
         e = self.notes.payload.entry
-        m.d.comb += e.error.eq(Mux(read_err, RmaError.DMA_ERROR, error))
+        m.d.comb += e.error.eq(Mux(read_err, RmaError.DMA_ERROR, Mux(fault, RmaError.ATU_FAULT, error)))
+        m.d.comb += [self.xreq.payload.write.eq(0), self.xreq.payload.vpid.eq(p.vpid),
+                     self.xreq.payload.page.eq(ops.local_qw[9:])]
         m.d.comb += [self.notes.payload.vpid.eq(p.vpid), self.notes.payload.irq.eq(p.irq),
                      e.command.eq(cmd), e.cls.eq(RmaNotifyClass.REQUESTER),
                      e.cache_line.eq(sized & a.cache_line), e.size_m1.eq(Mux(sized, ops.size_m1, 0)),
@@ -132,24 +154,47 @@ class RmaRequester(wiring.Component):
 
         tx = self.net_tx
         beat = tx.payload
+
+        def start():
+            m.d.comb += [self.put_incr.eq(is_put | (cmd == RmaCommand.IMMEDIATE_PUT)), self.get_incr.eq(is_get)]
+            m.d.sync += reading.eq(is_put)
+            m.next = "HEADER"
+
         with m.FSM():
             with m.State("IDLE"):
+                m.d.sync += self.xbusy.eq(0)
                 with m.If(self.cmds.valid):
                     m.next = "CHECK"
             with m.State("CHECK"):
-                m.d.sync += [pk_off.eq(0), rd_off.eq(0), read_err.eq(0)]
+                m.d.sync += [pk_off.eq(0), rd_off.eq(0), read_err.eq(0), fault.eq(0), ppn.eq(ops.local_qw[9:])]
                 with m.If(error != RmaError.NONE):
                     m.d.comb += self.error_incr.eq(1)
                     m.next = "NOTIFY"
+                with m.Elif(is_put & ~self.phys.bit_select(p.vpid, 1)):
+                    m.d.sync += self.xbusy.eq(1)
+                    m.next = "TRANSLATE"
                 with m.Else():
-                    m.d.comb += [self.put_incr.eq(is_put | (cmd == RmaCommand.IMMEDIATE_PUT)),
-                                 self.get_incr.eq(is_get)]
-                    m.d.sync += reading.eq(is_put)
-                    m.next = "HEADER"
+                    start()
+            with m.State("TRANSLATE"):
+                m.d.comb += self.xreq.valid.eq(1)
+                with m.If(self.xreq.ready):
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(self.xrsp.valid):
+                    m.d.sync += ppn.eq(self.xrsp.payload.ppn)
+                    with m.If(self.xrsp.payload.ok):
+                        start()
+                    with m.Else():
+                        m.d.comb += self.error_incr.eq(1)
+                        m.d.sync += fault.eq(1)
+                        m.next = "NOTIFY"
             with m.State("HEADER"):
-                m.d.comb += [tx.valid.eq(1), beat.data.eq(hdr), beat.kind.eq(NetBeatKind.HEADER),
-                             beat.first.eq(1)]
-                with m.If(tx.ready):
+                # a put packet leaves only once its segment's read is complete (the read engine offers
+                # a slot's words when all of them are in), so its payload never waits for the host:
+                # a completer forwarding it to its HTAX port never holds that port on a DMA read
+                m.d.comb += [tx.valid.eq(~is_put | self.data.valid), beat.data.eq(hdr),
+                             beat.kind.eq(NetBeatKind.HEADER), beat.first.eq(1)]
+                with m.If(tx.valid & tx.ready):
                     m.next = "CMD0"
             with m.State("CMD0"):
                 m.d.comb += [tx.valid.eq(1), beat.data.eq(c.as_value()[:64]), beat.kind.eq(NetBeatKind.COMMAND)]

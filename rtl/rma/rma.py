@@ -1,18 +1,22 @@
 """The RMA unit (dissertation ch. 7.5, fig. 7-12): requester, completer and responder on one HTAX port,
 with one pair of network streams per message class.
 
-* :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag;
+* :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag; ATS
+  messages to the ATS client;
 * :class:`~rtl.rma.requester.RmaRequester` with its :class:`~rtl.rma.reader.RmaReader` (tags 0..3);
 * :class:`~rtl.rma.responder.RmaResponder` with its reader (tags 16..19);
 * :class:`~rtl.rma.completer.RmaCompleter`;
 * :class:`~rtl.rma.notifier.RmaNotifier`, fed by all three (:class:`~rtl.rma.streams.RmaMerge`);
+* :class:`~rtl.rma.ats_client.RmaAtsClient`: the translations of requester, completer and responder
+  (ch. 5.3, 7.5.5) and the answers to the ATU's flush requests;
 * :class:`~rtl.rma.txarb.RmaTxArbiter`: every HTAX packet the unit sends.
 
 Network classes (``docs/network.md``): ``req_tx``/``req_rx`` carry packets for a responder (get and lock
 requests), ``rsp_tx``/``rsp_rx`` packets for a completer (put data, immediate and notification puts, get
 and lock responses), which a completer always drains without waiting for the network.
 
-Physical-address mode only (table 7-7): no ATS port yet.
+A VPID with its ``phys`` bit uses physical addresses (table 7-7); every other VPID's NLAs are
+translated by the ATU at ``atu_port`` (docs/rma.md, "Translation").
 
 Parameters
 ----------
@@ -20,7 +24,8 @@ vpids : int
     VPIDs (power of two, 2..32: 5-bit VPID fields).
 window_base : int
     Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
-htax_port, host_port : int
+htax_port, host_port, atu_port : int
+    The unit's HTAX port, host memory's and the ATU's; distinct.
 
 Members
 -------
@@ -29,7 +34,7 @@ req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignat
 regs : Out(RmaRegsSignature(vpids))
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.utils import exact_log2
@@ -39,6 +44,7 @@ from rtl.common.net import NODE_BITS, NetStreamSignature
 from rtl.common.params import check_int, check_port, check_pow2
 from rtl.netport.arbiter import PacketArbiter
 
+from .ats_client import RmaAtsClient
 from .completer import RmaCompleter
 from .notifier import RmaNoteRequest, RmaNotifier
 from .reader import RmaReader
@@ -51,9 +57,9 @@ from .txarb import RmaTxArbiter
 __all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
 
 #: counter strobes of ``regs`` (table 7-8 and this project's error counters)
-COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_refused", "rsp_dropped", "cpl_put", "cpl_get",
-            "cpl_dropped", "nq_dropped", "rx_dropped"]
-READ_SLOTS = 4
+COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_lock", "rsp_refused", "rsp_dropped", "cpl_put",
+            "cpl_get", "cpl_dropped", "nq_dropped", "rx_dropped", "atu_fault", "atu_flush"]
+READ_SLOTS = 16          # reads in flight per engine: 16 lines cover a ~75-cycle read round trip
 
 
 class RmaRegsSignature(wiring.Signature):
@@ -65,13 +71,14 @@ class RmaRegsSignature(wiring.Signature):
             "node_id": In(NODE_BITS), "enable": In(vpids), "phys": In(vpids), "nq_size": In(32),
             "lock_base": In(49), "lock_size": In(32),
             "nq_addr": Out(a), "nq_base": In(48), "nq_rp": In(32),
-            "wp_addr": In(a), "wp_r_data": Out(32), "wp_w_en": In(1), "wp_w_data": In(32),
+            "wp_r_addr": In(a), "wp_r_en": In(1), "wp_r_data": Out(32),
+            "wp_w_addr": In(a), "wp_w_en": In(1), "wp_w_data": In(32), "wp_w_be": In(8),
             **{f"{c}_incr": Out(1) for c in COUNTERS}, "irq": Out(vpids),
         })
 
 
 class Rma(wiring.Component):
-    def __init__(self, *, vpids, window_base, htax_port, host_port):
+    def __init__(self, *, vpids, window_base, htax_port, host_port, atu_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         check_int("window_base", window_base, 0)
         self.window_base = window_base
@@ -79,6 +86,9 @@ class Rma(wiring.Component):
         self.host_port = check_port("host_port", host_port)
         if htax_port == host_port:
             raise ValueError(f"host_port must differ from htax_port, both are {htax_port}")
+        self.atu_port = check_port("atu_port", atu_port)
+        if atu_port in (htax_port, host_port):
+            raise ValueError(f"atu_port must differ from htax_port and host_port, not {atu_port}")
         bits = 12 + exact_log2(vpids) + 1
         if window_base % (1 << bits):
             raise ValueError(f"window_base must be aligned to {1 << bits:#x}, not {window_base:#x}")
@@ -99,7 +109,8 @@ class Rma(wiring.Component):
         m.submodules.split = split = RmaNetSplit()
         m.submodules.net_arb = net_arb = PacketArbiter(count=2)
         m.submodules.notes = notes = RmaMerge(shape=RmaNoteRequest, count=3)
-        m.submodules.tx_arb = tx_arb = RmaTxArbiter(sources=5)
+        m.submodules.tx_arb = tx_arb = RmaTxArbiter(sources=6)
+        m.submodules.ats = ats = RmaAtsClient(clients=3, htax_port=self.htax_port, atu_port=self.atu_port)
 
         wiring.connect(m, flipped(self.htax.rx), rx.rx)
         wiring.connect(m, tx_arb.tx, flipped(self.htax.tx))
@@ -120,7 +131,13 @@ class Rma(wiring.Component):
         for k, src in enumerate((cpl.notes, rsp.notes, req.notes)):
             connect(m, src, notes.i[k])
         connect(m, notes.o, nt.notes)
-        for k, src in enumerate((cpl.tx, nt.tx, rq_rd.tx, rs_rd.tx, rsp.tx)):
+        connect(m, rx.ats, ats.rx)
+        for k, client in enumerate((req, cpl, rsp)):
+            connect(m, client.xreq, ats.req[k])
+            connect(m, ats.rsp[k], client.xrsp)
+        m.d.comb += [ats.busy.eq(Cat(req.xbusy, cpl.xbusy, rsp.xbusy)), cpl.flush.eq(ats.flush),
+                     cpl.stale.eq(ats.stale[1])]
+        for k, src in enumerate((cpl.tx, nt.tx, rq_rd.tx, rs_rd.tx, rsp.tx, ats.tx)):
             connect(m, src, tx_arb.i[k])
 
         r = self.regs
@@ -130,12 +147,14 @@ class Rma(wiring.Component):
             rsp.lock_base.eq(r.lock_base), rsp.lock_size.eq(r.lock_size),
             cpl.enable.eq(r.enable), cpl.phys.eq(r.phys),
             r.nq_addr.eq(nt.vpid), nt.base.eq(r.nq_base), nt.rp.eq(r.nq_rp), nt.size.eq(r.nq_size),
-            nt.sw_addr.eq(r.wp_addr), r.wp_r_data.eq(nt.sw_r_data), nt.sw_w_en.eq(r.wp_w_en),
-            nt.sw_w_data.eq(r.wp_w_data), r.irq.eq(nt.irq),
+            nt.sw_r_addr.eq(r.wp_r_addr), nt.sw_r_en.eq(r.wp_r_en), r.wp_r_data.eq(nt.sw_r_data),
+            nt.sw_w_addr.eq(r.wp_w_addr), nt.sw_w_en.eq(r.wp_w_en), nt.sw_w_data.eq(r.wp_w_data),
+            nt.sw_w_be.eq(r.wp_w_be), r.irq.eq(nt.irq),
             r.req_put_incr.eq(req.put_incr), r.req_get_incr.eq(req.get_incr), r.req_error_incr.eq(req.error_incr),
-            r.rsp_get_incr.eq(rsp.get_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
+            r.rsp_get_incr.eq(rsp.get_incr), r.rsp_lock_incr.eq(rsp.lock_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
             r.rsp_dropped_incr.eq(rsp.dropped_incr), r.cpl_put_incr.eq(cpl.put_incr),
             r.cpl_get_incr.eq(cpl.get_incr), r.cpl_dropped_incr.eq(cpl.dropped_incr),
-            r.nq_dropped_incr.eq(nt.dropped_incr), r.rx_dropped_incr.eq(rx.dropped_incr),
+            r.nq_dropped_incr.eq(nt.dropped_incr), r.rx_dropped_incr.eq(rx.dropped_incr | ats.dropped_incr),
+            r.atu_fault_incr.eq(ats.fault_incr), r.atu_flush_incr.eq(ats.flush_incr),
         ]
         return m

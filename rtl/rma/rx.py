@@ -1,20 +1,27 @@
 """RMA receive side of the HTAX port: descriptor stores into the command buffer, DMA read responses to
 the requester's or the responder's read engine (dissertation ch. 7.5.1, 7.5.6: "the requester features
-a command buffer to de-couple the HyperTransport interface respectively the CPU from the network").
+a command buffer to de-couple the HyperTransport interface respectively the CPU from the network"), ATS
+messages (translation responses, flush requests; ch. 5.3, fig. 5-10) to the ATS client.
 
 A descriptor is a posted WRITE of two whole words to a 16-byte-aligned address of the ``rma`` window
 (fig. 7-6); the address gives VPID, interrupt bit and :class:`~rtl.rma.formats.RmaPageOffset`.  Any other
 posted or non-posted packet is consumed and counted in ``dropped_incr`` (a READ gets no response).
-RESPONSE packets go by tag: ``tag_split`` and above to ``rsp1`` (responder), below to ``rsp0``.
+RESPONSE packets go by tag: ``tag_split`` and above to ``rsp1`` (responder), below to ``rsp0``.  An ATS
+packet (``cmd`` ATS, one beat, status OK) goes to ``ats``; a longer one or one with an error status is
+consumed and counted.
 
 Members
 -------
 rx : In(HtaxLinkSignature)
     ``ready`` is 1 on every VC but posted; on posted it is the command buffer's room between packets
-    and 1 inside one (registered state only).
+    and 1 inside a posted one (registered state only).  It falls only when a posted beat moves: inside a
+    packet of another VC it is the buffer's room too, so the switch never commits a posted header on a
+    ``ready`` that then falls (the fresh ``ready`` rule, ``docs/htax.md``).
 cmds : Out(stream.Signature(RmaCommandIn))
 rsp0, rsp1 : Out(HtaxPacketSignature())
     Responses; the read engines are always ready.
+ats : Out(stream.Signature(AtsMessage, always_ready=True))
+    The ATS client takes every message (it is ready on the ATS VC at all times).
 dropped_incr : Out(1)
 """
 
@@ -22,7 +29,8 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxVC
+from rtl.common.ats import AtsMessage
+from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxStatus, HtaxVC
 from rtl.common.params import check_int
 
 from .requester import RmaCommandIn
@@ -42,7 +50,7 @@ class RmaRx(wiring.Component):
         self.depth = check_int("depth", depth, 1, 64)
         super().__init__({"rx": In(HtaxLinkSignature()), "cmds": Out(stream.Signature(RmaCommandIn)),
                           "rsp0": Out(HtaxPacketSignature()), "rsp1": Out(HtaxPacketSignature()),
-                          "dropped_incr": Out(1)})
+                          "ats": Out(stream.Signature(AtsMessage, always_ready=True)), "dropped_incr": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -54,13 +62,13 @@ class RmaRx(wiring.Component):
         mem = hdr.body.mem
         vb = self.vpid_bits
         posted = 1 << HtaxVC.POSTED.value
-        inside = Signal()                   # after a header, until its last beat
+        inside = Signal()                   # after a posted header, until its last beat
         # a descriptor's header is taken only with room in the buffer, and nothing else writes it until
         # its last beat: the data beats are always taken, so a response never waits behind them
         m.d.comb += rx.ready.eq(Mux(buf.w_rdy | inside, 0xF, 0xF & ~posted))
         moves = rx.transfer()
         with m.If(moves):
-            m.d.sync += inside.eq(~beat.last)
+            m.d.sync += inside.eq(~beat.last & (beat.vc == HtaxVC.POSTED))
 
         good = ((hdr.cmd == HtaxCmd.WRITE) & (hdr.vc == HtaxVC.POSTED) & ~beat.last & (mem.length == 2)
                 & (mem.addr[self.window_bits:] == self.window_base >> self.window_bits) & (mem.addr[:4] == 0)
@@ -74,12 +82,14 @@ class RmaRx(wiring.Component):
         m.d.comb += [self.rsp0.payload.eq(beat), self.rsp1.payload.eq(beat)]
         is_rsp = hdr.cmd == HtaxCmd.RESPONSE
         hdr_to1 = hdr.tag >= self.tag_split
+        is_ats = (hdr.cmd == HtaxCmd.ATS) & beat.last & (hdr.status == HtaxStatus.OK)
+        m.d.comb += self.ats.payload.eq(hdr.body.ats)
         with m.If(moves & beat.first):
             m.d.sync += [kind.eq(Mux(is_rsp, 2, good)), to1.eq(hdr_to1), word.eq(0)]
             m.d.sync += [cmd.vpid.eq(mem.addr[12:12 + vb]), cmd.irq.eq(mem.addr[12 + vb]),
                          cmd.offset.eq(mem.addr[:12])]
             m.d.comb += [self.rsp0.valid.eq(is_rsp & ~hdr_to1), self.rsp1.valid.eq(is_rsp & hdr_to1),
-                         self.dropped_incr.eq(~is_rsp & ~good)]
+                         self.ats.valid.eq(is_ats), self.dropped_incr.eq(~is_rsp & ~is_ats & ~good)]
         with m.Elif(moves):
             with m.If(kind == 2):
                 m.d.comb += [self.rsp0.valid.eq(~to1), self.rsp1.valid.eq(to1)]

@@ -16,6 +16,11 @@ RPLT, WPLT), whose data is there in ``LOOKUP``, the next cycle.  There the packe
 Because the plan and the payload words are handed on, the next packet's header is judged while the
 :class:`~rtl.velo.writer.VeloSlotWriter` still sends the current slots.
 
+Timing: the free-slot check (WPLT read register -> 32-bit subtraction -> zero test of its bits) is the
+longest path, so its result drives only ``plan.valid``, the FSM and ``wp_we``; the plan register,
+``count`` and ``wp_next`` do not wait for it.  The check stays in one cycle: a second one would make the
+planner take ``n + 3`` cycles per packet of ``n`` payload words, one more than the writer's ``n + 2``.
+
 Members
 -------
 net_rx : In(stream.Signature(NetBeat))
@@ -75,10 +80,18 @@ class VeloSlotPlanner(wiring.Component):
         mask = Signal(32)
         free = Signal(32)
         two = Signal()
+        fits = Signal()                         # at least the slots the packet needs are free
+        wp1 = Signal(32)
         m.d.comb += [mask.eq(Cat(Const(0x3F, 6), self.mslt[:26])),
                      free.eq((self.rp - self.wp - 1) & mask),
-                     two.eq(hdr.payload_words == SLOT_WORDS)]
-        wp1 = (self.wp + 1) & mask
+                     two.eq(hdr.payload_words == SLOT_WORDS),
+                     # `free >= 1` / `free >= 2` as zero tests of the bits: a LUT tree, where `<` would
+                     # be a second carry chain behind the subtraction (the critical path)
+                     fits.eq(Mux(two, free[1:].any(), free.any())),
+                     wp1.eq((self.wp + 1) & mask),
+                     # offered every cycle, taken with `wp_we`: the WPLT's write register needs no reset
+                     # term from the decision
+                     self.wp_next.eq(Mux(two, (wp1 + 1) & mask, wp1))]
         malformed = ((hdr.unit != NetUnit.VELO) | (hdr.command_words != 0) | (hdr.payload_words == 0)
                      | (hdr.payload_words > SLOT_WORDS) | (spec.offset + hdr.payload_words > spec.words_m1 + 1)
                      | (spec.dst_vpid >= self.vpids))
@@ -106,16 +119,13 @@ class VeloSlotPlanner(wiring.Component):
                         with m.If(~rx.payload.last):
                             m.next = "DRAIN"
             with m.State("LOOKUP"):
-                with m.If(malformed | ~self.enable.bit_select(spec.dst_vpid, 1)):
-                    m.d.comb += self.rejected_incr.eq(1)
-                    m.next = "DRAIN_OR_IDLE"
-                with m.Elif(free < Mux(two, 2, 1)):
-                    m.d.comb += self.discarded_incr.eq(1)
-                    m.next = "DRAIN_OR_IDLE"
-                with m.Elif(room):
-                    m.d.comb += [self.wp_we.eq(1), self.wp_next.eq(Mux(two, (wp1 + 1) & mask, wp1))]
+                # The plan register and `count` are loaded whenever the plan register has room, whatever
+                # the judgement: `plan.valid` stays low for a packet that is not planned.  Only
+                # `plan.valid`, the WPLT write enable, the FSM and the counters wait for the free-slot
+                # check, so its result drives a handful of flip-flops, not the ~250 of the plan.
+                with m.If(room):
                     m.d.sync += [
-                        plan.valid.eq(1), p.two.eq(two), p.vpid.eq(vpid),
+                        p.two.eq(two), p.vpid.eq(vpid),
                         p.words.eq(Mux(two, SLOT_WORDS - 1, hdr.payload_words)),
                         p.addr[0].eq(Cat(Const(0, 6), self.wp) + (self.balt << 12)),
                         p.addr[1].eq(Cat(Const(0, 6), wp1) + (self.balt << 12)),
@@ -125,6 +135,15 @@ class VeloSlotPlanner(wiring.Component):
                         p.status[1].offset.eq(SLOT_WORDS - 1), p.status[1].words.eq(1), p.status[1].second.eq(1),
                         count.eq(hdr.payload_words - 1),
                     ]
+                with m.If(malformed | ~self.enable.bit_select(spec.dst_vpid, 1)):
+                    m.d.comb += self.rejected_incr.eq(1)
+                    m.next = "DRAIN_OR_IDLE"
+                with m.Elif(~fits):
+                    m.d.comb += self.discarded_incr.eq(1)
+                    m.next = "DRAIN_OR_IDLE"
+                with m.Elif(room):
+                    m.d.comb += self.wp_we.eq(1)
+                    m.d.sync += plan.valid.eq(1)
                     m.next = "PAYLOAD"
             with m.State("PAYLOAD"):
                 m.d.comb += [self.words.valid.eq(rx.valid), rx.ready.eq(self.words.ready)]

@@ -1,18 +1,17 @@
-"""Integration top for VELO tests and benchmarks: one or two nodes, each an HTAX switch with the host
-port, the generated register file and the VELO unit, joined by network-stream loopback.
+"""Integration tops for VELO tests and benchmarks.  Not units (no ``UNITS`` entry).
 
-Not a unit (no ``UNITS`` entry).  With one node the unit's ``net_tx`` feeds its own ``net_rx`` (a
-node sending to itself); with two, node 0's ``net_tx`` feeds node 1's ``net_rx`` and back (two VELO
-instances cross-connected), so neither the network port nor a route is involved (the network-layer
-issue adds them in the NIC top).  Each node's register file holds its node id (``net.node``).
+A node is an HTAX switch with the host port, the generated register file and the VELO unit; the
+register file holds the node's id (``net.node``).  Switch ports other than host, register file and
+VELO are idle.
 
-Members
--------
-htax<n> : Out(HtaxPortSignature)
-    Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
-probe : Out(4)
-    Node 0: bit 0 an HTAX header moves into the requester, 1 a network header leaves it, 2 a network
-    header enters the completer, 3 a slot-write header leaves it.
+* :class:`VeloSystem`: one or two nodes joined by network-stream loopback, without a network port.
+  With one node the unit's ``net_tx`` feeds its own ``net_rx`` (a node sending to itself); with two,
+  node 0's ``net_tx`` feeds node 1's ``net_rx`` and back (two VELO instances cross-connected).
+* :class:`VeloNetSystem`: one node whose VELO streams pass a network port (:class:`rtl.netport.
+  NetworkPort` with VELO's request stream and VELO as the only unit; route table, node id and
+  counters in the register file's ``net`` block, :func:`rtl.netport.connect_regs`).  The port's
+  network side is looped back without a crossbar: the route is looked up and put in front of the
+  packet but not followed, so every packet that leaves comes back to this node's ejector.
 """
 
 from amaranth.hdl import Cat, Module
@@ -20,56 +19,107 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from rtl.common.htax import HtaxPortSignature
+from rtl.common.net import NUM_NET_VCS, NetClass, NetUnit
 from rtl.common.params import check_int
 from rtl.htax import from_config as htax_from_config
+from rtl.netport import connect_regs as connect_netport_regs
+from rtl.netport import from_config as netport_from_config
 from rtl.regs.generate import build as build_regs
 
 from . import connect_regs, velo_from_config
 
-__all__ = ["VeloSystem"]
+__all__ = ["VeloSystem", "VeloNetSystem"]
+
+
+def _check_ports(cfg):
+    ports = {cfg["regs"]["htax_port"], cfg["velo"]["htax_port"], cfg["velo"]["host_port"]}
+    if (cfg["regs"]["host_port"] != cfg["velo"]["host_port"] or len(ports) != 3
+            or max(ports) >= cfg["htax"]["ports"]):
+        raise ValueError("[velo] host_port must be [regs] host_port, and the three HTAX ports "
+                         "distinct switch ports")
+
+
+def _node(m, cfg, n, ext):
+    """Node ``n``: switch, register file and VELO as submodules, the switch's host port wired to the
+    top's port ``ext``; returns ``(velo, register file)``."""
+    host, regs_port, velo_port = cfg["velo"]["host_port"], cfg["regs"]["htax_port"], cfg["velo"]["htax_port"]
+    sw = htax_from_config(cfg)
+    rf = build_regs(cfg, revision=(0, False))   # pinned: the test design must not change per commit
+    velo = velo_from_config(cfg)
+    m.submodules[f"switch{n}"], m.submodules[f"regs{n}"], m.submodules[f"velo{n}"] = sw, rf, velo
+    wiring.connect(m, rf.htax, sw.ports[regs_port])
+    wiring.connect(m, velo.htax, sw.ports[velo_port])
+    connect_regs(m, velo, rf)
+    port = sw.ports[host]
+    for a, b in ((ext.tx, port.rx), (port.tx, ext.rx)):
+        m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready), b.ready2.eq(a.ready2)]
+    for p in range(cfg["htax"]["ports"]):
+        if p not in (host, regs_port, velo_port):
+            m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF), sw.ports[p].rx.ready2.eq(0xF)]
+    return velo, rf
+
+
+def _probe(velo):
+    return Cat(velo.htax.rx.header_moves(), velo.net_tx.valid & velo.net_tx.ready & velo.net_tx.payload.first,
+               velo.net_rx.valid & velo.net_rx.ready & velo.net_rx.payload.first, velo.htax.tx.header_moves())
 
 
 class VeloSystem(wiring.Component):
+    """One or two nodes joined by network-stream loopback.
+
+    Members
+    -------
+    htax<n> : Out(HtaxPortSignature)
+        Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
+    probe : Out(4)
+        Node 0: bit 0 an HTAX header moves into the requester, 1 a network header leaves it, 2 a network
+        header enters the completer, 3 a slot-write header leaves it.
+    """
+
     def __init__(self, cfg, *, nodes=1):
+        _check_ports(cfg)
         self.cfg = cfg
         self.n = check_int("nodes", nodes, 1, 2)
-        self.htax_ports = cfg["htax"]["ports"]
-        ports = {cfg["regs"]["htax_port"], cfg["velo"]["htax_port"], cfg["velo"]["host_port"]}
-        if (cfg["regs"]["host_port"] != cfg["velo"]["host_port"] or len(ports) != 3
-                or max(ports) >= self.htax_ports):
-            raise ValueError("[velo] host_port must be [regs] host_port, and the three HTAX ports "
-                             "distinct switch ports")
         members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
         members["probe"] = Out(4)
         super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
-        cfg = self.cfg
-        host, regs_port, velo_port = cfg["velo"]["host_port"], cfg["regs"]["htax_port"], cfg["velo"]["htax_port"]
-        velos = []
-        for n in range(self.n):
-            sw = htax_from_config(cfg)
-            rf = build_regs(cfg, revision=(0, False))   # pinned: the test design must not change per commit
-            velo = velo_from_config(cfg)
-            m.submodules[f"switch{n}"], m.submodules[f"regs{n}"], m.submodules[f"velo{n}"] = sw, rf, velo
-            velos.append(velo)
-            wiring.connect(m, rf.htax, sw.ports[regs_port])
-            wiring.connect(m, velo.htax, sw.ports[velo_port])
-            connect_regs(m, velo, rf)
-            ext, port = getattr(self, f"htax{n}"), sw.ports[host]
-            for a, b in ((ext.tx, port.rx), (port.tx, ext.rx)):
-                m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready),
-                             b.ready2.eq(a.ready2)]
-            for p in range(self.htax_ports):
-                if p not in (host, regs_port, velo_port):
-                    m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF),
-                                 sw.ports[p].rx.ready2.eq(0xF)]
+        velos = [_node(m, self.cfg, n, getattr(self, f"htax{n}"))[0] for n in range(self.n)]
         for n, velo in enumerate(velos):
             wiring.connect(m, velo.net_tx, velos[(n + 1) % self.n].net_rx)
-        v = velos[0]
-        m.d.comb += self.probe.eq(Cat(v.htax.rx.header_moves(),
-                                      v.net_tx.valid & v.net_tx.ready & v.net_tx.payload.first,
-                                      v.net_rx.valid & v.net_rx.ready & v.net_rx.payload.first,
-                                      v.htax.tx.header_moves()))
+        m.d.comb += self.probe.eq(_probe(velos[0]))
+        return m
+
+
+class VeloNetSystem(wiring.Component):
+    """One node, VELO behind a network port whose network side is looped back.
+
+    Members
+    -------
+    htax0 : Out(HtaxPortSignature)
+        The host port, in the orientation :class:`sim.host.HostModel` expects.
+    probe : Out(4)
+        As :class:`VeloSystem`'s.
+    """
+
+    htax0: Out(HtaxPortSignature())
+    probe: Out(4)
+
+    def __init__(self, cfg):
+        _check_ports(cfg)
+        self.cfg = cfg
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        velo, rf = _node(m, self.cfg, 0, self.htax0)
+        m.submodules.netport = np = netport_from_config(self.cfg, sources=(NetClass.REQUEST,), sinks=(NetUnit.VELO,))
+        connect_netport_regs(m, np, rf)
+        wiring.connect(m, velo.net_tx, np.fu_tx[0])
+        wiring.connect(m, np.fu_rx[0], velo.net_rx)
+        for v in range(NUM_NET_VCS):
+            wiring.connect(m, np.xbar_o[v], np.xbar_i[v])
+        m.d.comb += self.probe.eq(_probe(velo))
         return m

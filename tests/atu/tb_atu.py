@@ -16,15 +16,15 @@ from cocotb.triggers import RisingEdge
 from rtl.atu.layout import GATE_INDEX_BITS
 from rtl.common.ats import AtsCause, AtsCmd
 from rtl.common.htax import HtaxCmd
-from rtl.config import load
 from sim.atu_model import AtuModel, decode_ats, flush_response, gate_word, translation_request
 from sim.host import HostModel
 from sim.htax_bus import HtaxSink, HtaxSource
 from sim.htax_packet import HtaxPacket
 from sim.regs_model import RegModel
 from sim.runner import tb_params, tb_seed
+from tests.atu.config import atu_config
 
-CFG = load()
+CFG = atu_config()
 A = CFG["atu"]
 REGS = RegModel.from_config(CFG)
 FLUSH, TLB_CNT, FLUSH_CNT, ERR_CNT = (REGS.addr(f"atu.{r}") for r in ("flush", "tlb_counters", "flush_counters",

@@ -9,6 +9,7 @@ from rtl.atu import Atu
 from rtl.atu.system import AtuSystem, with_switch
 from rtl.config import load
 from sim.runner import run_cocotb
+from tests.atu.config import atu_config
 
 
 @pytest.mark.parametrize("kw, exc, msg", [
@@ -45,7 +46,7 @@ def test_tlb_organisations_elaborate(ways, entries):
 def _system(*, switch=None, **kw):
     """The ATU system of the default configuration; ``switch``: ``"pipelined"`` or ``"direct"``
     instead of the configuration's switch."""
-    cfg = load()
+    cfg = atu_config()
     return AtuSystem(cfg if switch is None else with_switch(cfg, switch), **kw)
 
 

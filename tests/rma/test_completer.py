@@ -1,6 +1,6 @@
 """The RMA completer with the notifier behind the transmit arbiter (Amaranth simulator) against
 :class:`sim.rma_model.RmaNodeModel`: the packets two model nodes exchange for random puts, immediate
-puts, notification puts, gets and locks -- including disabled and non-physical VPIDs, full queues and
+puts, notification puts, gets and locks -- including disabled VPIDs, full queues and
 malformed packets -- go into the completer of node 1 with random gaps; the HTAX writes it makes, under
 random backpressure, must be the model's memory writes in order, and its counters the model's."""
 
@@ -98,7 +98,8 @@ def nodes(rng):
         node = RmaNodeModel(node=n, memory=FlatMemory(rng), vpids=VPIDS, nq_size=6, lock_base=0x8_0000,
                             lock_size=VPIDS * PAGE_BYTES)
         for v, q in enumerate(node.queues):
-            q.enable, q.phys, q.base = v != 3, v != 5, NQ + v * PAGE_BYTES
+            # all physical: translated NLAs are tested with an ATU model in test_rma.py
+            q.enable, q.phys, q.base = v != 3, True, NQ + v * PAGE_BYTES
         node.queues[6].rp = 2           # a queue whose reader lags: it fills
         out.append(node)
     return out

@@ -12,6 +12,7 @@ import pytest
 from rtl.common.addrmap import AddressMap
 from rtl.config import load
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaError, RmaNotifyClass
+from sim.atu_model import AtuModel, gate_word
 from sim.rma_model import (
     RmaNetworkModel,
     RmaNodeModel,
@@ -183,7 +184,7 @@ def test_bad_input():
         (note,) = notifications(a, 1)       # an error notification even with no modifier bit set
         assert (note["cls"], note["error"]) == (RmaNotifyClass.REQUESTER.value, err.value)
     assert len(b.memory.writes) == writes and a.counters["req_errors"] == 4
-    # a VPID without physical mode has no translation yet: ATU fault at the requester
+    # a VPID without physical mode and no ATU to translate its NLA: ATU fault at the requester
     a.queues[6].phys = False
     post(net, 0, 6, RmaCommand.PUT, dst_node=1, dst_vpid=1, local=0x4_0000, remote=0x5_0000)
     assert notifications(a, 6)[0]["error"] == RmaError.ATU_FAULT.value
@@ -218,3 +219,41 @@ def test_interrupt_bit():
     post(net, 0, 1, RmaCommand.PUT, (1, 1, 0), irq=1, dst_node=1, dst_vpid=2, local=0x4_0000, remote=0x5_0000)
     post(net, 0, 1, RmaCommand.PUT, (1, 1, 0), dst_node=1, dst_vpid=2, local=0x4_0000, remote=0x5_0000)
     assert (a.interrupts, b.interrupts) == ([1], [2])
+
+
+def test_translated_put_get_and_faults():
+    """A VPID without physical mode: NLAs translated page by page through GATE tables
+    (:class:`sim.atu_model.AtuModel`); data lands in the mapped pages, and each fault has its outcome."""
+    rng = rng_from_env()
+    (a, b), net = system(rng)
+    gates = [{}, {}]
+    for node, g in zip((a, b), gates, strict=True):
+        node.queues[2].phys = False
+        atu = AtuModel(gat_entries=2, vpids=8, read64=lambda addr, g=g: g.get(addr, 0))
+        atu.gat_base[1] = 0x4000_0000
+        node.translate = atu.translate
+
+    def nla(g, index, phys, vpid=2, **perm):
+        g[0x4000_0000 + 8 * index] = gate_word(ppn=phys >> 12, vpid=vpid, **perm)
+        return (1 << 18 | index) << 12 | phys % PAGE_BYTES
+    src, dst = 0x4_0000 + 0x140, 0x5_0000 + 0x140
+    put = dict(dst_node=1, dst_vpid=2, local=nla(gates[0], 1, src), remote=nla(gates[1], 1, dst), units=20)
+    post(net, 0, 2, RmaCommand.PUT, (1, 1, 0), **put)
+    assert b.memory.b[dst:dst + 160] == a.memory.b[src:src + 160]
+    assert [n["error"] for n in notifications(a, 2) + notifications(b, 2)] == [0, 0]
+    get = dict(dst_node=1, dst_vpid=2, local=nla(gates[0], 2, 0x6_0000), remote=nla(gates[1], 2, 0x7_0000), units=3)
+    post(net, 0, 2, RmaCommand.GET, (0, 1, 0), cache_line=1, **get)
+    assert a.memory.b[0x6_0000:0x6_00C0] == b.memory.b[0x7_0000:0x7_00C0]
+    assert [(n["cls"], n["error"]) for n in notifications(a, 2)] == [(RmaNotifyClass.COMPLETER.value, 0)]
+    writes = (len(a.memory.writes), len(b.memory.writes))
+    fault = RmaError.ATU_FAULT.value
+    # requester: unregistered local NLA; completer: GATE of another VPID; responder: no read permission
+    post(net, 0, 2, RmaCommand.PUT, (0, 0, 0), **(put | {"local": (1 << 18 | 9) << 12}))
+    assert [(n["cls"], n["error"]) for n in notifications(a, 2)] == [(RmaNotifyClass.REQUESTER.value, fault)]
+    post(net, 0, 2, RmaCommand.PUT, (0, 1, 0), **(put | {"remote": nla(gates[1], 3, dst, vpid=4)}))
+    assert [(n["cls"], n["error"]) for n in notifications(b, 2)] == [(RmaNotifyClass.COMPLETER.value, fault)]
+    post(net, 0, 2, RmaCommand.GET, **(get | {"remote": nla(gates[1], 4, 0x7_0000, read=0)}))
+    assert [(n["cls"], n["error"]) for n in notifications(a, 2)] == [(RmaNotifyClass.COMPLETER.value, fault)]
+    assert (len(a.memory.writes), len(b.memory.writes)) == (writes[0] + 2, writes[1] + 1)    # notifications only
+    # three packets of the put fault at the completer, one get at the responder
+    assert (a.counters["atu_fault"], b.counters["atu_fault"], a.counters["req_errors"]) == (1, 4, 1)

@@ -1,10 +1,20 @@
 """Two RMA units cross-connected through network-stream loopback (Amaranth simulator), each with a
-small host in the testbench: descriptors posted as HTAX writes, DMA reads answered after a random
-latency (out of order with ``reorder``), writes applied with their byte enables, random backpressure.
-Random puts, gets, immediate puts, notification puts and locks -- including bad descriptors, disabled
-and non-physical VPIDs and out-of-range locks -- run concurrently on disjoint buffers; memories,
-notification queues, interrupts and counters must equal :class:`sim.rma_model.RmaNetworkModel` run on
-the same operations."""
+small host and an ATU model in the testbench: descriptors posted as HTAX writes, DMA reads answered
+after a random latency (out of order with ``reorder``), writes applied with their byte enables, ATS
+translation requests answered from GATE tables (:class:`sim.atu_model.AtuModel`) after a random
+latency, in request order, random backpressure.
+
+``test_two_nodes_random``: random puts, gets, immediate puts, notification puts and locks -- through
+physical addresses and translated NLAs, including bad descriptors, disabled VPIDs, out-of-range locks
+and ATU faults (unregistered NLA, a GATE of another VPID, no write or read permission) -- run
+concurrently on disjoint buffers; memories (so no write lands outside a registered page), notification
+queues, interrupts and counters must equal :class:`sim.rma_model.RmaNetworkModel` run on the same
+operations with the same GATE tables.
+
+``test_flush_waits_for_operations``: an ATS flush request (ch. 5.3) for a page that a put, a get and a
+put from it use at node 1, sent with the GATE zeroed at the first write into the page; the flush
+response must echo the request, come only after the last access to the page, and the operations issued
+after it must fault."""
 
 import os
 import random
@@ -16,20 +26,26 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import Out
 
+from rtl.atu.layout import GATE_INDEX_BITS
+from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxStatus
-from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaPageOffset
+from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaError, RmaNotifyClass, RmaPageOffset
 from rtl.rma.rma import COUNTERS, Rma
+from sim.atu_model import AtuModel, decode_ats, gate_word
 from sim.htax_packet import HtaxPacket
-from sim.layout import pack
-from sim.rma_model import NotificationQueue, RmaNetworkModel, RmaNodeModel, descriptor
+from sim.layout import pack, unpack
+from sim.rma_model import NotificationQueue, RmaNetworkModel, RmaNodeModel, decode_notification, descriptor
 from tests.atu.streams import run_sim
 
 VPIDS = 8
 BASE = 0x8000_0100_0000
-PORT, HOST = 2, 0
+PORT, HOST, ATU = 2, 0, 5
 NQ, LOCKS, MEM = 0x1_0000, 0x8_0000, 0x10_0000
 NQ_SIZE = 64
-DISABLED, VIRTUAL = 3, 5        # VPIDs whose completer is off / that have no physical mode
+DISABLED = 3                    # a VPID whose completer is off
+VIRTUAL = (2, 5, 6)             # VPIDs without physical mode: their addresses are NLAs
+GAT = 1                         # the GAT of every registered NLA: NLA pages 1 << 18 | index
+GAT_BASE = 0x4000_0000          # its (fictitious) physical base; GATEs live in the ATU model only
 #: pages whose DMA reads fail (error status): a free page and VPID 7's lock page
 POISON = (0x1F * PAGE_BYTES, LOCKS + 7 * PAGE_BYTES)
 WATCHDOG = 30_000         # cycles
@@ -46,9 +62,33 @@ class FlatMemory:
         return bytes(self.b[addr:addr + size])
 
     def write(self, addr, data, mask=None):
+        assert addr + len(data) <= len(self.b), f"write beyond memory at {addr:#x}"
         for i, x in enumerate(data):
             if mask is None or mask[i]:
                 self.b[addr + i] = x
+
+
+class Gates:
+    """One node's GATE table (GAT ``GAT``) and the ATU model that translates through it."""
+
+    def __init__(self):
+        self.words = {}
+        self.next = 1
+        self.atu = AtuModel(gat_entries=4, vpids=VPIDS, read64=lambda a: self.words.get(a, 0))
+        self.atu.gat_base[GAT] = GAT_BASE
+
+    def register(self, vpid, phys, *, read=1, write=1):
+        """A fresh NLA for the page of ``phys`` (same offset), mapped for ``vpid``."""
+        index, self.next = self.next, self.next + 1
+        self.set(index, gate_word(ppn=phys >> 12, vpid=vpid, read=read, write=write))
+        return (GAT << GATE_INDEX_BITS | index) << 12 | phys % PAGE_BYTES
+
+    def unregistered(self, phys):
+        index, self.next = self.next, self.next + 1
+        return (GAT << GATE_INDEX_BITS | index) << 12 | phys % PAGE_BYTES
+
+    def set(self, index, word):
+        self.words[GAT_BASE + 8 * index] = word
 
 
 class Node(wiring.Component):
@@ -59,7 +99,7 @@ class Node(wiring.Component):
 
     def __init__(self, n, queues):
         self.n, self.queues = n, queues
-        self.rma = Rma(vpids=VPIDS, window_base=BASE, htax_port=PORT, host_port=HOST)
+        self.rma = Rma(vpids=VPIDS, window_base=BASE, htax_port=PORT, host_port=HOST, atu_port=ATU)
         super().__init__()
 
     def elaborate(self, platform):
@@ -101,16 +141,35 @@ class Loop(wiring.Component):
 
 
 def queues_for():
-    return [NotificationQueue(enable=v != DISABLED, phys=v != VIRTUAL, base=NQ + v * PAGE_BYTES)
+    return [NotificationQueue(enable=v != DISABLED, phys=v not in VIRTUAL, base=NQ + v * PAGE_BYTES)
             for v in range(VPIDS)]
 
 
-def random_ops(rng, count):
-    # buffers never overlap the notification queues, the lock region or the poisoned page
-    pages = [[p for p in range(0x20, MEM // PAGE_BYTES) if not LOCKS <= p * PAGE_BYTES < LOCKS + VPIDS * PAGE_BYTES]
-             for _ in range(2)]
+def free_pages(rng):
+    """Per node, shuffled page addresses that overlap neither the queues, the locks nor the poison."""
+    pages = [[p * PAGE_BYTES for p in range(0x20, MEM // PAGE_BYTES)
+              if not LOCKS <= p * PAGE_BYTES < LOCKS + VPIDS * PAGE_BYTES] for _ in range(2)]
     for p in pages:
         rng.shuffle(p)
+    return pages
+
+
+def address(rng, gates, vpid, phys, write, fault_p):
+    """``phys`` itself for a physical VPID, else an NLA for it: registered with the access it needs, or
+    (with probability ``fault_p``) unregistered, of another VPID or without the permission."""
+    if vpid not in VIRTUAL:
+        return phys
+    kind = rng.choice(["none", "vpid", "perm"]) if rng.random() < fault_p else "ok"
+    if kind == "none":
+        return gates.unregistered(phys)
+    if kind == "vpid":
+        return gates.register((vpid + 1) % VPIDS, phys)
+    perm = {"read": int(write or kind == "ok"), "write": int(not write or kind == "ok")}
+    return gates.register(vpid, phys, **perm)
+
+
+def random_ops(rng, gates, count):
+    pages = free_pages(rng)
     ops = []
     for i in range(count):
         origin = rng.randrange(2)
@@ -120,8 +179,8 @@ def random_ops(rng, count):
         units = rng.randint(1, 64)
         nbytes = units * (64 if cl else 8)
         off = 8 * rng.randrange(0, (PAGE_BYTES - nbytes) // 8 + 1)
-        local = pages[origin].pop() * PAGE_BYTES + off
-        remote = pages[1 - origin].pop() * PAGE_BYTES + off
+        local = pages[origin].pop() + off
+        remote = pages[1 - origin].pop() + off
         r = rng.random()
         if r < 0.05:
             remote += 8                                 # misaligned (or crossing)
@@ -130,6 +189,10 @@ def random_ops(rng, count):
             remote = remote - off + PAGE_BYTES - 8
         vpid = rng.randrange(VPIDS) if rng.random() < 0.2 else rng.choice([0, 1, 2, 4])
         dvpid = rng.randrange(VPIDS) if rng.random() < 0.2 else rng.choice([0, 1, 6, 7])
+        is_get = cmd == RmaCommand.GET
+        local = address(rng, gates[origin], vpid, local, is_get, 0.1)
+        if dvpid < VPIDS:
+            remote = address(rng, gates[1 - origin], dvpid, remote, not is_get, 0.1)
         fields = {"command": int(getattr(cmd, "value", cmd)), "req_notify": rng.randrange(2),
                   "cpl_notify": rng.randrange(2), "rsp_notify": rng.randrange(2), "cache_line": int(cl),
                   "vpid": vpid, "irq": int(rng.random() < 0.2)}
@@ -138,23 +201,33 @@ def random_ops(rng, count):
                           payload=rng.getrandbits(64), lock=lock, compare=rng.getrandbits(32), add=rng.getrandbits(32))
         ops.append((origin, fields, desc))
     # every run has each bad input at least once: unknown command, page crossing, a get from a disabled
-    # VPID, a put to a VPID without physical mode, a lock beyond the region, a put, a get and a lock
-    # whose reads fail
+    # VPID, a lock beyond the region, a put, a get and a lock whose reads fail; ATU faults at the
+    # requester (unregistered NLA), at the completer (a GATE of another VPID; a get's destination
+    # without write permission) and at the responder (a get's source without read permission)
     bits = {"req_notify": 0, "cpl_notify": 1, "rsp_notify": 1, "cache_line": 0, "vpid": 1, "irq": 0}
-    page = [pages[0].pop() * PAGE_BYTES, pages[1].pop() * PAGE_BYTES]
-    good = [pages[0].pop() * PAGE_BYTES, pages[1].pop() * PAGE_BYTES]
-    for cmd, kw in ((6, {}), (RmaCommand.PUT, {"local": page[0] + 4088, "remote": page[1] + 4088, "units": 2}),
-                    (RmaCommand.GET, {"dst_vpid": DISABLED, "local": page[0], "remote": page[1]}),
-                    (RmaCommand.PUT, {"dst_vpid": VIRTUAL, "local": page[0], "remote": page[1]}),
-                    (RmaCommand.LOCK, {"lock": 1024}),
-                    (RmaCommand.PUT, {"local": POISON[0] + 0x100, "remote": page[1] + 0x100, "units": 20}),
-                    (RmaCommand.GET, {"local": page[0] + 0x40, "remote": POISON[0] + 0x40, "units": 9}),
-                    (RmaCommand.LOCK, {"dst_vpid": 7, "lock": 5}),
-                    # and a put and a get that succeed
-                    (RmaCommand.PUT, {"local": good[0], "remote": good[1], "units": 5}),
-                    (RmaCommand.GET, {"local": good[0] + 0x800, "remote": good[1] + 0x800, "units": 5})):
+    page = [pages[0].pop(), pages[1].pop()]
+    good = [pages[0].pop(), pages[1].pop()]
+    g0, g1 = gates
+    for cmd, kw, vpid in (
+            (6, {}, 1), (RmaCommand.PUT, {"local": page[0] + 4088, "remote": page[1] + 4088, "units": 2}, 1),
+            (RmaCommand.GET, {"dst_vpid": DISABLED, "local": page[0], "remote": page[1]}, 1),
+            (RmaCommand.LOCK, {"lock": 1024}, 1),
+            (RmaCommand.PUT, {"local": POISON[0] + 0x100, "remote": page[1] + 0x100, "units": 20}, 1),
+            (RmaCommand.GET, {"local": page[0] + 0x40, "remote": POISON[0] + 0x40, "units": 9}, 1),
+            (RmaCommand.LOCK, {"dst_vpid": 7, "lock": 5}, 1),
+            (RmaCommand.PUT, {"local": g0.unregistered(page[0]), "remote": page[1]}, 2),
+            (RmaCommand.PUT, {"dst_vpid": 6, "local": page[0], "remote": g1.register(5, page[1] + 0x200)}, 1),
+            (RmaCommand.GET, {"local": g0.register(2, page[0] + 0x300, write=0), "remote": page[1] + 0x300}, 2),
+            (RmaCommand.GET, {"dst_vpid": 6, "local": page[0] + 0x400, "remote": g1.register(6, page[1] + 0x400,
+                                                                                          read=0)}, 1),
+            # and a put and a get that succeed, both through NLAs
+            (RmaCommand.PUT, {"dst_vpid": 6, "local": g0.register(2, good[0]), "remote": g1.register(6, good[1]),
+                              "units": 5}, 2),
+            (RmaCommand.GET, {"dst_vpid": 6, "local": g0.register(2, good[0] + 0x800),
+                              "remote": g1.register(6, good[1] + 0x800), "units": 5}, 2)):
         desc = descriptor(command=cmd, dst_node=1, **({"dst_vpid": 0} | kw))
-        ops.insert(rng.randrange(len(ops) + 1), (0, bits | {"command": int(getattr(cmd, "value", cmd))}, desc))
+        ops.insert(rng.randrange(len(ops) + 1), (0, bits | {"vpid": vpid, "command": int(getattr(cmd, "value", cmd))},
+                                                 desc))
     return ops
 
 
@@ -167,111 +240,174 @@ def store(fields, desc):
                       data=[desc & (1 << 64) - 1, desc >> 64])
 
 
-@pytest.mark.parametrize("ready_p, reorder", [(1.0, False), (0.5, True)])
-def test_two_nodes_random(ready_p, reorder):
+def ats_packet(word):
+    return HtaxPacket(HtaxCmd.ATS, src=ATU, dst=PORT, ats=word)
+
+
+def translation_response(t):
+    return pack(AtsMessage, {"translation_response.cmd": AtsCmd.TRANSLATION_RESPONSE.value,
+                             "translation_response.ok": t.ok, "translation_response.cause": t.cause.value,
+                             "translation_response.ppn": t.ppn})
+
+
+def flush_request(vpid, nla_page, flush_id):
+    return pack(AtsMessage, {"flush_request.cmd": AtsCmd.FLUSH_REQUEST.value, "flush_request.vpid": vpid,
+                             "flush_request.nla_page": nla_page, "flush_request.flush_id": flush_id})
+
+
+def seed_rng():
     seed = int(os.environ.get("SEED", random.randrange(1 << 31)))
     print(f"seed {seed} (replay with SEED={seed})")
-    rng = random.Random(seed)
-    models = run_system(rng, random_ops(rng, int(os.environ.get("RMA_OPS", 12))), ready_p=ready_p,
+    return random.Random(seed)
+
+
+@pytest.mark.parametrize("ready_p, reorder", [(1.0, False), (0.5, True)])
+def test_two_nodes_random(ready_p, reorder):
+    rng = seed_rng()
+    gates = [Gates(), Gates()]
+    models = run_system(rng, gates, random_ops(rng, gates, int(os.environ.get("RMA_OPS", 12))), ready_p=ready_p,
                         reorder=reorder)
     total = Counter()
     for mod in models:
         total.update(mod.counters)
-    assert min(total[k] for k in ("req_errors", "cpl_dropped", "cpl_put", "cpl_get", "rsp_get")) > 0, total
+    assert min(total[k] for k in ("req_errors", "cpl_dropped", "cpl_put", "cpl_get", "rsp_get", "atu_fault")) > 0, total
 
 
 @pytest.mark.soak
 def test_two_nodes_soak():
     """Many more operations, out-of-order reads and backpressure (``make soak``)."""
-    seed = int(os.environ.get("SEED", random.randrange(1 << 31)))
-    print(f"seed {seed} (replay with SEED={seed})")
-    rng = random.Random(seed)
-    run_system(rng, random_ops(rng, 200), ready_p=0.6, reorder=True, watchdog=400_000)
+    rng = seed_rng()
+    gates = [Gates(), Gates()]
+    run_system(rng, gates, random_ops(rng, gates, 200), ready_p=0.6, reorder=True, watchdog=400_000)
 
 
-def run_system(rng, ops, *, ready_p, reorder, watchdog=None):
-    watchdog = watchdog or WATCHDOG
-    init = [rng.randbytes(MEM) for _ in range(2)]
+class Host:
+    """One node's host memory, descriptor source and ATU, as a testbench of the simulator."""
+
+    def __init__(self, n, node, rng, mem, gates, posted, *, ready_p, reorder, watchdog, shared):
+        self.n, self.node, self.rng, self.mem, self.gates = n, node, rng, mem, gates
+        self.posted = [store(f, d).beats() for f, d in posted]
+        self.ready_p, self.reorder, self.watchdog, self.shared = ready_p, reorder, watchdog, shared
+        self.scheduled = []         # (due, seq, beats) of read responses
+        self.ats = []               # (due, beats) of translation responses, in request order
+        self.inject = []            # beats of flush requests, sent first
+        self.accesses = []          # (cycle, cmd, addr, length) of every host access
+        self.flush_responses = []   # (cycle, word)
+        self.on_cycle = None        # hook: callable(host, now)
+        self.now = 0
+
+    def handle(self, p):
+        assert p.malformed_reason() is None, p.malformed_reason()
+        now, rng = self.now, self.rng
+        if p.cmd == HtaxCmd.ATS:
+            assert (p.src, p.dst, p.tag) == (PORT, ATU, 0), p
+            cmd, f = decode_ats(p.ats)
+            if cmd == AtsCmd.FLUSH_RESPONSE:
+                self.flush_responses.append((now, p.ats))
+                return
+            assert cmd == AtsCmd.TRANSLATION_REQUEST, cmd
+            r = unpack(AtsMessage, p.ats, [f"translation_request.{k}" for k in ("vpid", "nla_page", "write")])
+            t = self.gates.atu.translate(*r.values())
+            due = max([now + rng.randint(3, 30)] + [d for d, _ in self.ats])    # in request order
+            self.ats.append((due, ats_packet(translation_response(t)).beats()))
+            return
+        self.accesses.append((now, p.cmd, p.addr, p.length))
+        if p.cmd == HtaxCmd.READ:
+            raw = self.mem.read(p.addr, 8 * p.length)
+            if raw is None:
+                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
+                                 status=HtaxStatus.TARGET_ERROR)
+            else:
+                words = [int.from_bytes(raw[8 * i:8 * i + 8], "little") for i in range(p.length)]
+                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
+                                 length=p.length, status=HtaxStatus.OK, data=words)
+            due = now + rng.randint(4, 40)
+            if not self.reorder:         # in order: never before an earlier read's answer
+                due = max([due] + [x[0] for x in self.scheduled])
+            self.scheduled.append((due, now, rsp.beats()))
+        else:
+            assert p.cmd == HtaxCmd.WRITE
+            buf = b"".join(d.to_bytes(8, "little") for d in p.data)
+            mask = [(p.byte_mask(i // 8) >> (i % 8)) & 1 for i in range(len(buf))]
+            self.mem.write(p.addr, buf, mask)
+
+    def next_packet(self, ctx):
+        """Between packets: a flush request, a due read response (responses pass posted writes), a due
+        translation response, or a descriptor when the unit is ready for posted beats."""
+        now, rng = self.now, self.rng
+        if self.inject:
+            return self.inject.pop(0)
+        due = [s for s in self.scheduled if s[0] <= now]
+        if due:
+            pick = rng.choice(due) if self.reorder else min(due)
+            self.scheduled.remove(pick)
+            return list(pick[2])
+        if self.ats and self.ats[0][0] <= now:
+            return list(self.ats.pop(0)[1])
+        if self.posted and rng.random() < 0.8 and ctx.get(self.node.htax_rx.ready) & 1:
+            return self.posted.pop(0)
+        return []
+
+    async def run(self, ctx):
+        node, rng, state = self.node, self.rng, self.shared
+        cur, pkt = [], []
+        while True:
+            self.now += 1
+            assert self.now < self.watchdog, "no end: the units hang"
+            if self.on_cycle:
+                self.on_cycle(self, self.now)
+            if not cur:
+                cur = self.next_packet(ctx)
+            ready = 0xF if rng.random() < self.ready_p else 0
+            ctx.set(node.htax_tx.ready, ready)
+            ctx.set(node.htax_rx.valid, bool(cur))
+            if cur:
+                ctx.set(node.htax_rx.payload.as_value(), cur[0])
+            _, _, tv, tb, rr, irq = await ctx.tick().sample(node.htax_tx.valid, node.htax_tx.payload,
+                                                              node.htax_rx.ready, node.irqs)
+            for v in range(VPIDS):
+                state["irqs"][self.n][v] += (irq >> v) & 1
+            busy = bool(cur or self.posted or self.scheduled or self.ats or self.inject or pkt)
+            if cur and (rr >> ((cur[0] >> 92) & 3)) & 1:
+                cur.pop(0)
+            if tv and ready:
+                pkt.append(tb.as_value().value)
+                if tb.last:
+                    self.handle(HtaxPacket.from_beats(pkt))
+                    pkt = []
+                busy = True
+            state["done"][self.n] = not busy
+            if all(state["done"]):
+                state["idle"] += 1
+                if state["idle"] > 400:
+                    state["counts"][self.n] = dict(zip(COUNTERS, (ctx.get(c) for c in node.counts), strict=True))
+                    return
+            else:
+                state["idle"] = 0
+
+
+def simulate(rng, init, gates, ops, *, ready_p, reorder, watchdog=None, hook=None):
+    """Run ``ops`` on the RTL; the memories, hosts and the shared state (counters, interrupts)."""
     mems = [FlatMemory(x) for x in init]
+    dut = Loop([queues_for(), queues_for()])
+    shared = {"idle": 0, "done": [False, False], "counts": [None, None], "irqs": [Counter(), Counter()]}
+    hosts = [Host(n, dut.nodes[n], rng, mems[n], gates[n], [(f, d) for o, f, d in ops if o == n], ready_p=ready_p,
+                  reorder=reorder, watchdog=watchdog or WATCHDOG, shared=shared) for n in range(2)]
+    for h in hosts:
+        h.on_cycle = hook
+    run_sim(dut, hosts[0].run, hosts[1].run)
+    return mems, hosts, shared
+
+
+def run_system(rng, gates, ops, *, ready_p, reorder, watchdog=None):
+    init = [rng.randbytes(MEM) for _ in range(2)]
     models = [RmaNodeModel(node=n, memory=FlatMemory(init[n]), vpids=VPIDS, nq_size=NQ_SIZE, lock_base=LOCKS,
-                           lock_size=VPIDS * PAGE_BYTES, queues=queues_for()) for n in range(2)]
+                           lock_size=VPIDS * PAGE_BYTES, queues=queues_for(), translate=gates[n].atu.translate)
+              for n in range(2)]
     net = RmaNetworkModel(models)
     for origin, fields, desc in ops:
         net.post(origin, fields["vpid"], fields, desc)
-
-    dut = Loop([queues_for(), queues_for()])
-    irqs = [Counter(), Counter()]
-    state = {"idle": 0, "done": [False, False], "counts": [None, None]}
-
-    def host(n):
-        node = dut.nodes[n]
-        posted = [store(f, d).beats() for o, f, d in ops if o == n]
-        scheduled = []          # (due, seq, beats) of read responses
-
-        async def run(ctx):
-            now, seq, cur, pkt = 0, 0, [], []
-            while True:
-                now += 1
-                assert now < watchdog, "no end: the units hang"
-                # between packets: a due response first (responses pass posted writes); a descriptor
-                # only when the unit is ready for posted beats (a raised valid must hold)
-                if not cur:
-                    due = [s for s in scheduled if s[0] <= now]
-                    if due:
-                        pick = rng.choice(due) if reorder else min(due)
-                        scheduled.remove(pick)
-                        cur = list(pick[2])
-                    elif posted and rng.random() < 0.8 and ctx.get(node.htax_rx.ready) & 1:
-                        cur = posted.pop(0)
-                ready = 0xF if rng.random() < ready_p else 0
-                ctx.set(node.htax_tx.ready, ready)
-                ctx.set(node.htax_rx.valid, bool(cur))
-                if cur:
-                    ctx.set(node.htax_rx.payload.as_value(), cur[0])
-                _, _, tv, tb, rr, irq = await ctx.tick().sample(node.htax_tx.valid, node.htax_tx.payload,
-                                                                  node.htax_rx.ready, node.irqs)
-                for v in range(VPIDS):
-                    irqs[n][v] += (irq >> v) & 1
-                busy = bool(cur) or bool(posted) or bool(scheduled) or bool(pkt)
-                if cur and (rr >> ((cur[0] >> 92) & 3)) & 1:
-                    cur.pop(0)
-                if tv and ready:
-                    pkt.append(tb.as_value().value)
-                    if tb.last:
-                        p = HtaxPacket.from_beats(pkt)
-                        pkt = []
-                        assert p.malformed_reason() is None, p.malformed_reason()
-                        if p.cmd == HtaxCmd.READ:
-                            raw = mems[n].read(p.addr, 8 * p.length)
-                            if raw is None:
-                                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
-                                                 status=HtaxStatus.TARGET_ERROR)
-                            else:
-                                words = [int.from_bytes(raw[8 * i:8 * i + 8], "little") for i in range(p.length)]
-                                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
-                                                 length=p.length, status=HtaxStatus.OK, data=words)
-                            seq += 1
-                            due = now + rng.randint(4, 40)
-                            if not reorder:         # in order: never before an earlier read's answer
-                                due = max([due] + [x[0] for x in scheduled])
-                            scheduled.append((due, seq, rsp.beats()))
-                        else:
-                            assert p.cmd == HtaxCmd.WRITE
-                            buf = b"".join(d.to_bytes(8, "little") for d in p.data)
-                            mask = [(p.byte_mask(i // 8) >> (i % 8)) & 1 for i in range(len(buf))]
-                            mems[n].write(p.addr, buf, mask)
-                    busy = True
-                state["done"][n] = not busy
-                if all(state["done"]):
-                    state["idle"] += 1
-                    if state["idle"] > 400:
-                        state["counts"][n] = dict(zip(COUNTERS, (ctx.get(c) for c in node.counts), strict=True))
-                        return
-                else:
-                    state["idle"] = 0
-        return run
-
-    run_sim(dut, host(0), host(1))
+    mems, hosts, shared = simulate(rng, init, gates, ops, ready_p=ready_p, reorder=reorder, watchdog=watchdog)
     for n in range(2):
         mod, dm = models[n], mems[n]
         for v, q in enumerate(mod.queues):       # queues: the same entries, in any order (operations overlap)
@@ -282,11 +418,95 @@ def run_system(rng, ops, *, ready_p, reorder, watchdog=None):
             dm.b[lo:lo + 16 * q.wp] = mod.memory.b[lo:lo + 16 * q.wp]
         assert dm.b == mod.memory.b, f"node {n}: memory differs from the model"
         mc = mod.counters
-        c = state["counts"][n]
+        c = shared["counts"][n]
         assert c == {"req_put": mc["req_put"], "req_get": mc["req_get"], "req_error": mc["req_errors"],
-                     "rsp_get": mc["rsp_get"], "rsp_refused": c["rsp_refused"], "rsp_dropped": 0,
+                     "rsp_get": mc["rsp_get"], "rsp_lock": mc["rsp_lock"], "rsp_refused": c["rsp_refused"],
+                     "rsp_dropped": 0,
                      "cpl_put": mc["cpl_put"], "cpl_get": mc["cpl_get"],
                      "cpl_dropped": mc["cpl_dropped"] - c["rsp_refused"], "nq_dropped": mc["nq_dropped"],
-                     "rx_dropped": 0}, c
-        assert irqs[n] == Counter(mod.interrupts), f"node {n}: interrupts"
+                     "rx_dropped": 0, "atu_fault": mc["atu_fault"], "atu_flush": 0}, c
+        assert shared["irqs"][n] == Counter(mod.interrupts), f"node {n}: interrupts"
     return models
+
+
+def notes_of(mem, vpid):
+    """The notifications in ``vpid``'s queue (written entries have a non-zero first word)."""
+    out = []
+    for i in range(NQ_SIZE):
+        raw = mem.b[NQ + vpid * PAGE_BYTES + 16 * i:NQ + vpid * PAGE_BYTES + 16 * i + 16]
+        if any(raw):
+            out.append(decode_notification(int.from_bytes(raw, "little")))
+    return out
+
+
+def test_flush_waits_for_operations():
+    """Node 1's VPID 2 registers page X as NLA page P.  A put from P (requester), a get from P
+    (responder) and a put into P (completer), 4 KiB each, start together; at the first write into X
+    the GATE of P is zeroed and a flush request for P goes to node 1.  The flush response must echo
+    the request, no host access may touch X after it, and some must have happened between request and
+    response (the flush waited for them).  Then a put into P, a get from P and a put from P each end
+    with ATU_FAULT, and nothing but X and the queues was ever written at node 1."""
+    rng = seed_rng()
+    gates = [Gates(), Gates()]
+    pages = free_pages(rng)
+    x = pages[1].pop()
+    nla = gates[1].register(2, x)
+    page_p = nla >> 12
+    bits = {"req_notify": 1, "cpl_notify": 1, "rsp_notify": 0, "cache_line": 1, "irq": 0}
+    ops = [(1, bits | {"vpid": 2, "command": RmaCommand.PUT.value},
+            descriptor(command=RmaCommand.PUT, dst_node=0, dst_vpid=0, local=nla, remote=pages[0].pop(), units=64)),
+           (0, bits | {"vpid": 0, "command": RmaCommand.GET.value},
+            descriptor(command=RmaCommand.GET, dst_node=1, dst_vpid=2, local=pages[0].pop(), remote=nla, units=64)),
+           (0, bits | {"vpid": 0, "command": RmaCommand.PUT.value},
+            descriptor(command=RmaCommand.PUT, dst_node=1, dst_vpid=2, local=pages[0].pop(), remote=nla, units=64))]
+    after = [(1, bits | {"vpid": 2, "command": RmaCommand.PUT.value},
+              descriptor(command=RmaCommand.PUT, dst_node=0, dst_vpid=0, local=nla, remote=pages[0].pop(), units=2)),
+             (0, bits | {"vpid": 0, "command": RmaCommand.GET.value},
+              descriptor(command=RmaCommand.GET, dst_node=1, dst_vpid=2, local=pages[0].pop(), remote=nla, units=2)),
+             (0, bits | {"vpid": 0, "command": RmaCommand.PUT.value},
+              descriptor(command=RmaCommand.PUT, dst_node=1, dst_vpid=2, local=pages[0].pop(), remote=nla, units=2))]
+    request = flush_request(2, page_p, 9)
+    flush = {"sent": None}
+    hosts_of = {}
+
+    def hook(host, now):
+        hosts_of[host.n] = host
+        if host.n != 1:
+            return
+        # at the first write into X: the completer then keeps P's translation, and the put from P and the
+        # get from P still read X
+        if flush["sent"] is None and any(c == HtaxCmd.WRITE and x <= a < x + PAGE_BYTES
+                                         for _, c, a, _ in host.accesses[-2:]):
+            gates[1].set(page_p & ((1 << GATE_INDEX_BITS) - 1), 0)     # software zeroes the GATE first
+            host.inject.append(ats_packet(request).beats())
+            flush["sent"] = now
+        if host.flush_responses and not flush.get("after"):
+            flush["after"] = True
+            for origin, f, d in after:
+                hosts_of[origin].posted.append(store(f, d).beats())
+
+    init = [bytearray(rng.randbytes(MEM)) for _ in range(2)]
+    for m in init:                              # empty queues: a written entry is non-zero
+        m[NQ:NQ + VPIDS * PAGE_BYTES] = bytes(VPIDS * PAGE_BYTES)
+    mems, hosts, shared = simulate(rng, init, gates, ops, ready_p=0.7, reorder=True, hook=hook)
+    h1 = hosts[1]
+    assert flush["sent"] is not None and len(h1.flush_responses) == 1, h1.flush_responses
+    t_rsp, word = h1.flush_responses[0]
+    assert word == (request & ~3) | AtsCmd.FLUSH_RESPONSE.value
+    on_x = [t for t, _, a, _ in h1.accesses if x <= a < x + PAGE_BYTES]
+    assert max(on_x) < t_rsp, "a host access to the flushed page after the flush response"
+    assert any(flush["sent"] < t < t_rsp for t in on_x), "the flush did not wait for the operations"
+    for _, cmd, a, _ in h1.accesses:
+        if cmd == HtaxCmd.WRITE:
+            assert x <= a < x + PAGE_BYTES or NQ <= a < NQ + VPIDS * PAGE_BYTES or LOCKS <= a, hex(a)
+    c1 = shared["counts"][1]
+    assert c1["atu_flush"] == 1 and c1["atu_fault"] >= 3, c1
+    # every operation ended with its notification; the three after the flush with ATU_FAULT
+    n1, n0 = notes_of(mems[1], 2), notes_of(mems[0], 0)
+    put, get, req, cpl = RmaCommand.PUT.value, RmaCommand.GET.value, RmaNotifyClass.REQUESTER.value, \
+        RmaNotifyClass.COMPLETER.value
+    fault = RmaError.ATU_FAULT.value
+    for notes, cls, cmd, late in ((n1, req, put, fault), (n1, cpl, put, fault), (n0, cpl, get, fault),
+                                  (n0, req, put, 0)):
+        mine = {n["size_m1"]: n["error"] for n in notes if (n["cls"], n["command"]) == (cls, cmd)}
+        assert sorted(mine) == [1, 63] and mine[1] == late, (cls, cmd, mine)

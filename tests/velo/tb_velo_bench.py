@@ -1,38 +1,36 @@
 """cocotb benchmark of VELO's loopback latency (``bench/velo.py`` runs it; results to ``params["out"]``).
 
-One node of :class:`rtl.velo.system.VeloSystem` (``bench/velo.py``'s configuration: the default switch,
-three ports), sending to itself: from the cycle a CPU store is issued to the cycle the completer's slot
-WRITE (status word first) is applied to host memory, for 8- and 56-byte messages.  Each length is
-measured three times on an idle system; the figure is the largest, and the payload is checked."""
+One node of :class:`rtl.velo.system.VeloSystem` built from ``configs/default.toml`` as it is (the
+eight-port ``HtaxPipelined``), sending to itself: from the cycle a CPU store is issued to the cycle
+the completer's slot WRITE (status word first) is applied to host memory, for 8- and 56-byte
+messages.  Each length is measured three times on an idle system; the figure is the largest, and the
+payload is checked."""
 
 import json
 
 import cocotb
 
 from rtl.common.addrmap import AddressMap
-from rtl.config import load as load_default
+from rtl.config import load
 from sim.driver.velo import VeloNode
 from sim.host import HostModel
 from sim.runner import tb_params
-from tests.velo.config import small_config
-
-CFG = small_config()
-CFG["htax"]["pipelined"] = load_default()["htax"]["pipelined"]
-AMAP = AddressMap.from_config(CFG)
-
-
-def route(addr):
-    hit = AMAP.decode(addr)
-    return CFG["velo"]["htax_port"] if hit and hit[0] == "velo" else CFG["regs"]["htax_port"]
 
 
 @cocotb.test()
 async def loopback_latency(dut):
-    host = HostModel(dut, cfg=CFG, port="htax0", host_port=CFG["velo"]["host_port"], route=route, seed=1)
+    cfg = load()
+    amap = AddressMap.from_config(cfg)
+
+    def route(addr):
+        hit = amap.decode(addr)
+        return cfg["velo"]["htax_port"] if hit and hit[0] == "velo" else cfg["regs"]["htax_port"]
+
+    host = HostModel(dut, cfg=cfg, port="htax0", host_port=cfg["velo"]["host_port"], route=route, seed=1)
     host.start_clock()
     await host.reset()
     await host.start()
-    node = VeloNode(host, CFG, node=0)
+    node = VeloNode(host, cfg, node=0)
     await node.set_node_id()
     port = await node.open(1)
     landed = {}

@@ -1,0 +1,14 @@
+"""The EXTOLL NIC top (dissertation ch. 7, fig. 7-1); see ``docs/nic.md``."""
+
+from .netregs import LINK_REGISTERS, connect_network_regs
+from .nic import Nic, nic_ports
+
+__all__ = ["Nic", "nic_ports", "nic_from_config", "connect_network_regs", "LINK_REGISTERS", "UNITS"]
+
+
+def nic_from_config(cfg, **overrides):
+    """The NIC the configuration describes; ``overrides``: :class:`Nic`'s keyword parameters."""
+    return Nic(cfg, **overrides)
+
+
+UNITS = {"nic": nic_from_config}

@@ -1,0 +1,136 @@
+"""The EXTOLL NIC (dissertation ch. 7, fig. 7-1): host interface, register file, ATU, VELO, RMA and the
+network layer, joined by the on-chip HTAX switch.
+
+::
+
+    host (HTAX port) ──> HTAX switch ──┬── register file (1) ── every unit's registers
+                         (port 0)      ├── ATU (2) ── translations for RMA, ATS flushes to RMA
+                                       ├── RMA (3) ──┐ requests, responses
+                                       └── VELO (6) ─┤ requests
+                                                     network port ── crossbar ── link port 0..L-1 ── PHY
+
+Ports per ``configs/default.toml``; every unit reads its own section (``[htax]``, ``[regs]``, ``[atu]``,
+``[velo]``, ``[rma]``, ``[xbar]``, ``[link]``, ``[system]``).  Switch ports no unit uses are idle (no
+packets sent, every VC ready).
+
+Deviations from the dissertation: the host interface is the HTAX port itself (the seed's HyperTransport
+or PCIe core and its bridge, ch. 7.1, are outside ``nic.v``); the crossbar has one network port
+(``[xbar] net_ports`` sizes only the register file's counter blocks); the SMFU and the ATU's other FUs
+are not built.
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
+
+from rtl.atu import atu_from_config
+from rtl.atu import connect_regs as connect_atu_regs
+from rtl.common.htax import HtaxPortSignature
+from rtl.common.params import check_distinct, check_int
+from rtl.htax import from_config as htax_from_config
+from rtl.netlayer import NetworkLayer, PhySignature
+from rtl.netport import NIC_SINKS, NIC_SOURCES
+from rtl.regs.generate import build as build_regs
+from rtl.rma import connect_regs as connect_rma_regs
+from rtl.rma import rma_from_config
+from rtl.velo import connect_regs as connect_velo_regs
+from rtl.velo import velo_from_config
+
+from .netregs import connect_network_regs
+
+__all__ = ["Nic", "nic_ports"]
+
+
+def nic_ports(cfg):
+    """``{unit: HTAX port}`` of the NIC's host, register file, ATU, RMA and VELO, checked.
+
+    Raises
+    ------
+    ValueError
+        The ports are not distinct switch ports, the units disagree on the host port, or ``[atu]
+        fu_ports`` is not ``[rma htax_port]`` (an ATS flush waits for every FU listed).
+    """
+    host = cfg["rma"]["host_port"]
+    ports = {"host": host, "regs": cfg["regs"]["htax_port"], "atu": cfg["atu"]["htax_port"],
+             "rma": cfg["rma"]["htax_port"], "velo": cfg["velo"]["htax_port"]}
+    check_distinct("host, register file, ATU, RMA and VELO HTAX ports", list(ports.values()))
+    for unit in ("regs", "atu", "velo"):
+        if cfg[unit]["host_port"] != host:
+            raise ValueError(f"[{unit}] host_port must be the host's port {host} ([rma] host_port), "
+                             f"not {cfg[unit]['host_port']}")
+    if list(cfg["atu"]["fu_ports"]) != [ports["rma"]]:
+        raise ValueError(f"[atu] fu_ports must be [{ports['rma']}] (the RMA port) in the NIC, "
+                         f"not {list(cfg['atu']['fu_ports'])}")
+    if max(ports.values()) >= cfg["htax"]["ports"]:
+        raise ValueError(f"the HTAX has {cfg['htax']['ports']} ports, the NIC uses {sorted(ports.values())}")
+    return ports
+
+
+class Nic(wiring.Component):
+    """One EXTOLL NIC.
+
+    Parameters
+    ----------
+    cfg : rtl.config.Config
+    revision : (int, bool), optional
+        The version register (:func:`rtl.regs.generate.build`); default from the configuration or git.
+
+    Members
+    -------
+    htax : Out(HtaxPortSignature())
+        The host's HTAX port (switch port ``[rma] host_port``), in the orientation a unit has:
+        ``htax.tx`` carries packets to the host, ``htax.rx`` packets from it.
+    phy : Out(PhySignature([link] phit_bits)).array([xbar] link_ports)
+        Link port ``k``'s phits to and from its PHY (SERDES or cable model).
+
+    Raises
+    ------
+    ValueError
+        As :func:`nic_ports`; ``[xbar] link_ports`` out of 1..7 or above ``[regs] link_ports``.
+    """
+
+    def __init__(self, cfg, *, revision=None):
+        self.cfg, self.revision = cfg, revision
+        self.ports = nic_ports(cfg)
+        self.link_ports = check_int("[xbar] link_ports", cfg["xbar"]["link_ports"], 1, 7)
+        if self.link_ports > cfg["regs"]["link_ports"]:
+            raise ValueError(f"[regs] link_ports must be at least [xbar] link_ports {self.link_ports}, "
+                             f"not {cfg['regs']['link_ports']}")
+        super().__init__({"htax": Out(HtaxPortSignature()),
+                          "phy": Out(PhySignature(cfg["link"]["phit_bits"])).array(self.link_ports)})
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg, ports = self.cfg, self.ports
+        m.submodules.switch = sw = htax_from_config(cfg)
+        m.submodules.regs = rf = build_regs(cfg, revision=self.revision)
+        m.submodules.atu = atu = atu_from_config(cfg)
+        m.submodules.rma = rma = rma_from_config(cfg)
+        m.submodules.velo = velo = velo_from_config(cfg)
+        m.submodules.net = net = NetworkLayer(
+            link_ports=self.link_ports, entries=cfg["system"]["nodes"], sources=NIC_SOURCES, sinks=NIC_SINKS,
+            link=dict(cfg["link"]), depth=cfg["xbar"]["depth"])
+
+        for unit, sub in (("regs", rf), ("atu", atu), ("rma", rma), ("velo", velo)):
+            wiring.connect(m, sub.htax, sw.ports[ports[unit]])
+        host = sw.ports[ports["host"]]
+        for a, b in ((self.htax.tx, host.rx), (host.tx, self.htax.rx)):
+            m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready), b.ready2.eq(a.ready2)]
+        for p in range(cfg["htax"]["ports"]):
+            if p not in ports.values():
+                m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF),
+                             sw.ports[p].rx.ready2.eq(0xF)]
+
+        # the network port's unit streams, in the order of NIC_SOURCES and NIC_SINKS
+        for k, src in enumerate((velo.net_tx, rma.req_tx, rma.rsp_tx)):
+            wiring.connect(m, src, net.fu_tx[k])
+        for k, dst in enumerate((velo.net_rx, rma.req_rx, rma.rsp_rx)):
+            wiring.connect(m, net.fu_rx[k], dst)
+        for k in range(self.link_ports):
+            wiring.connect(m, net.phy[k], wiring.flipped(self.phy[k]))
+
+        connect_atu_regs(m, atu, rf)
+        connect_rma_regs(m, rma, rf)
+        connect_velo_regs(m, velo, rf)
+        connect_network_regs(m, net, rf)
+        return m

@@ -1,0 +1,95 @@
+"""System top for NIC tests and benchmarks: N NICs whose links are wired in HDL.  Not a unit (no
+``UNITS`` entry).
+
+Each node is a :class:`~rtl.nic.Nic` with its host port exposed as ``htax<n>`` (for a
+:class:`sim.host.HostModel` and the driver :class:`sim.driver.nic.Nic`).  Every cable of the topology
+(:class:`sim.routing.Topology`: node ``k``'s link port ``p`` to ``topology.peer(k, p)``) runs through
+two :class:`~rtl.net.loopback.LfsrChannel` (one per direction: ``latency`` cycles, bit errors at the
+``flip`` threshold), as in ``tests/fabric/tops.py``, so no Python runs per cycle on a link.  Link ports
+without a cable see an idle line.  Routes are not built in: the driver writes every node's route table.
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.htax import HtaxPortSignature
+from rtl.common.params import check_int
+from rtl.net.loopback import LfsrChannel
+from rtl.net.params import PhitCtl
+
+from .nic import Nic
+
+__all__ = ["NicSystem", "topology"]
+
+
+def topology(name, nodes):
+    """The :mod:`sim.routing` topology ``name`` of ``nodes`` nodes: ``"b2b"`` (2 nodes, the cable on
+    link port 0 of both, so one link port suffices) or ``"ring"``."""
+    from sim import routing
+    if name == "b2b":
+        if nodes != 2:
+            raise ValueError(f"a back-to-back topology has 2 nodes, not {nodes}")
+        return routing.back_to_back(ports={1: (1, 0)})
+    if name == "ring":
+        return routing.ring(k=nodes)
+    raise ValueError(f"topology must be 'b2b' or 'ring', not {name!r}")
+
+
+class NicSystem(wiring.Component):
+    """``nodes`` NICs of ``cfg`` cabled as ``topology``.
+
+    Parameters
+    ----------
+    cfg : rtl.config.Config
+    nodes : int
+        2..16.
+    topology : str or sim.routing.Topology
+        A name for :func:`topology`, or the topology itself (``nodes`` nodes).
+    latency : int
+        Cable latency in cycles, each direction (1..).
+    revision : (int, bool)
+        Every node's version register; pinned by default, so the test design does not change per commit.
+
+    Members
+    -------
+    htax<n> : Out(HtaxPortSignature())
+        Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
+    flip : In(32)
+        Bit-error threshold of every channel (0: none).
+    """
+
+    def __init__(self, cfg, *, nodes=2, topology="b2b", latency=2, revision=(0, False)):
+        check_int("nodes", nodes, 2, 16)
+        check_int("latency", latency, 1)
+        self.topo = globals()["topology"](topology, nodes) if isinstance(topology, str) else topology
+        if self.topo.nodes != nodes:
+            raise ValueError(f"the topology has {self.topo.nodes} nodes, not {nodes}")
+        self.nics = [Nic(cfg, revision=revision) for _ in range(nodes)]
+        for k, nic in enumerate(self.nics):
+            if self.topo.link_ports(k) > len(nic.phy):
+                raise ValueError(f"node {k} needs {self.topo.link_ports(k)} link ports, "
+                                 f"[xbar] link_ports is {len(nic.phy)}")
+        self.latency = latency
+        members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
+        members["flip"] = In(32)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        for k, nic in enumerate(self.nics):
+            m.submodules[f"nic{k}"] = nic
+            wiring.connect(m, nic.htax, wiring.flipped(getattr(self, f"htax{k}")))
+        for k, nic in enumerate(self.nics):
+            for p, phy in enumerate(nic.phy):
+                peer = self.topo.peer(k, p)
+                if peer is None:
+                    m.d.comb += [phy.rx_phit.eq(0), phy.rx_ctl.eq(PhitCtl.IDLE)]
+                    continue
+                other = self.nics[peer[0]].phy[peer[1]]
+                m.submodules[f"ch{k}_{p}"] = ch = LfsrChannel(phit_bits=len(phy.tx_phit), latency=self.latency,
+                                                             seed=1 + 97 * k + p)
+                m.d.comb += [ch.i_phit.eq(phy.tx_phit), ch.i_ctl.eq(phy.tx_ctl),
+                             other.rx_phit.eq(ch.o_phit), other.rx_ctl.eq(ch.o_ctl),
+                             ch.flip.eq(self.flip), ch.drop.eq(0), ch.burst.eq(0)]
+        return m

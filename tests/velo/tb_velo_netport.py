@@ -1,0 +1,71 @@
+"""cocotb testbench: VELO behind a network port (:class:`rtl.velo.system.VeloNetSystem`), one node with a
+host model and the VELO driver.  The route table (``net.route``) holds a route for this node only, so a
+store to any other node reaches the port's injector, finds a zero entry and is dropped there."""
+
+import random
+
+import cocotb
+
+from rtl.common.addrmap import AddressMap
+from sim.driver.velo import VeloNode, random_payload
+from sim.host import HostModel
+from sim.netroute import eject_char, route_word
+from sim.runner import tb_seed
+from tests.velo.config import small_config
+
+CFG = small_config()
+AMAP = AddressMap.from_config(CFG)
+NODES = CFG["system"]["nodes"]
+
+
+def route(addr):
+    hit = AMAP.decode(addr)
+    return CFG["velo"]["htax_port"] if hit and hit[0] == "velo" else CFG["regs"]["htax_port"]
+
+
+async def net_counter(node, reg, field):
+    r = node.regs.reg(reg)
+    f = r.field(field)
+    return (await node.host.read64(node.regs.addr(reg))) >> f.lsb & f.max
+
+
+@cocotb.test()
+async def no_route(dut):
+    """Stores to nodes without a route, mixed with stores to this node: the former are counted in
+    ``net.tx_drops.no_route`` and land nowhere, the latter arrive whole and in order."""
+    seed = tb_seed()
+    rng = random.Random(seed)
+    dut._log.info(f"seed {seed}")
+    host = HostModel(dut, cfg=CFG, port="htax0", host_port=CFG["velo"]["host_port"], route=route, seed=seed)
+    # device writes are admitted only into VELO rings: a dropped message landing anywhere is a violation
+    host.memory.write_hook = lambda addr, size, owner: isinstance(owner, str) and owner.startswith("velo")
+    host.start_clock()
+    await host.reset()
+    await host.start()
+    node = VeloNode(host, CFG, node=0)
+    await node.set_node_id()
+    await host.write64(node.regs.addr("net.route[0]"), route_word([eject_char(0)]))
+    port = await node.open(3, pages=1)
+    sent, dropped = [], 0
+    for i in range(24):
+        payload = random_payload(rng, 8 * rng.randint(1, 8))
+        if i % 3 == 1:          # a node without a route (its table entry was never written)
+            await port.send(rng.randrange(1, NODES), 3, payload, rng.randrange(4))
+            dropped += 1
+        else:
+            await port.send(0, 3, payload)
+            sent.append(payload)
+        if rng.random() < 0.3:
+            await host.cycles(rng.randrange(1, 30))
+    got = [(await port.recv()).payload for _ in sent]
+    assert got == sent
+    await host.idle()
+    await host.cycles(100)
+    assert port.poll() is None, "a message for a node without a route arrived"
+    assert await net_counter(node, "net.tx_drops", "no_route") == dropped
+    assert await net_counter(node, "net.sent", "requests") == len(sent)
+    assert await net_counter(node, "net.delivered", "requests") == len(sent)
+    c = await node.counters()
+    assert (c["sent"], c["received"], c["discarded"], c["rejected"]) == (len(sent) + dropped, len(sent), 0, 0), c
+    assert not host.errors, host.errors[:5]
+    assert not host.memory.violations, host.memory.violations[:5]
