@@ -17,7 +17,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from rtl.common.htax import HtaxPortSignature
+from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_choice
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
@@ -79,10 +79,7 @@ class AtuSystem(wiring.Component):
         wiring.connect(m, atu.htax, sw.ports[a["htax_port"]])
         for name, p in [("htax", a["host_port"])] + [(f"fu{p}", p) for p in atu.fu_ports]:
             # the model's tx is what the switch sends to port p, its rx what it sends into the switch
-            ext, port = getattr(self, name), sw.ports[p]
-            for a_, b_ in ((ext.tx, port.rx), (port.tx, ext.rx)):
-                m.d.comb += [a_.valid.eq(b_.valid), a_.payload.eq(b_.payload), b_.ready.eq(a_.ready),
-                             b_.ready2.eq(a_.ready2)]
+            expose_port(m, getattr(self, name), sw.ports[p])
         for p in range(cfg["htax"]["ports"]):
             if p not in used:
                 port = sw.ports[p]

@@ -58,7 +58,7 @@ __all__ = [
     "HtaxCmd", "HtaxVC", "HtaxStatus",
     "HtaxMem", "HtaxBody", "HtaxHeader", "HtaxWord", "HtaxBeat",
     "HtaxLinkSignature", "HtaxLinkInterface", "HtaxPortSignature",
-    "malformed", "malformed_reason", "vc_for_cmd",
+    "malformed", "malformed_reason", "vc_for_cmd", "expose_port",
     "DATA_BITS", "MAX_DATA_WORDS", "PORT_BITS", "TAG_BITS", "ADDR_BITS", "NUM_VCS",
 ]
 
@@ -135,6 +135,14 @@ _VC_FOR_CMD = {
     HtaxCmd.RESPONSE: HtaxVC.RESPONSE,
     HtaxCmd.ATS: HtaxVC.ATS,
 }
+
+
+def expose_port(m, ext, port):
+    """Drive the integration top's host-side member ``ext`` (``Out(HtaxPortSignature())``, in the
+    orientation :class:`sim.host.HostModel` expects: ``ext.tx`` carries what the switch sends to the
+    port) from switch port ``port``, both directions, ``ready2`` included."""
+    for a, b in ((ext.tx, port.rx), (port.tx, ext.rx)):
+        m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready), b.ready2.eq(a.ready2)]
 
 
 def vc_for_cmd(cmd):

@@ -25,7 +25,7 @@ from amaranth.lib.wiring import Out
 
 from rtl.atu import atu_from_config
 from rtl.atu import connect_regs as connect_atu_regs
-from rtl.common.htax import HtaxPortSignature
+from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_distinct, check_int
 from rtl.htax import from_config as htax_from_config
 from rtl.netlayer import NetworkLayer, PhySignature
@@ -113,9 +113,7 @@ class Nic(wiring.Component):
 
         for unit, sub in (("regs", rf), ("atu", atu), ("rma", rma), ("velo", velo)):
             wiring.connect(m, sub.htax, sw.ports[ports[unit]])
-        host = sw.ports[ports["host"]]
-        for a, b in ((self.htax.tx, host.rx), (host.tx, self.htax.rx)):
-            m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready), b.ready2.eq(a.ready2)]
+        expose_port(m, self.htax, sw.ports[ports["host"]])
         for p in range(cfg["htax"]["ports"]):
             if p not in ports.values():
                 m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF),

@@ -23,20 +23,14 @@ from amaranth.lib.wiring import Out
 
 from rtl.atu import atu_from_config
 from rtl.atu import connect_regs as connect_atu_regs
-from rtl.common.htax import HtaxPortSignature
+from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_distinct, check_int
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 
 from . import connect_regs, rma_from_config
 
-__all__ = ["RmaSystem", "pass_through"]
-
-
-def pass_through(m, ext, port):
-    """Join the system's host-side port ``ext`` to switch port ``port`` (both directions)."""
-    for a, b in ((ext.tx, port.rx), (port.tx, ext.rx)):
-        m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready), b.ready2.eq(a.ready2)]
+__all__ = ["RmaSystem"]
 
 
 class RmaSystem(wiring.Component):
@@ -75,7 +69,7 @@ class RmaSystem(wiring.Component):
             wiring.connect(m, rma.htax, sw.ports[rma_port])
             connect_regs(m, rma, rf)
             connect_atu_regs(m, atu, rf)
-            pass_through(m, getattr(self, f"htax{n}"), sw.ports[host])
+            expose_port(m, getattr(self, f"htax{n}"), sw.ports[host])
             for p in range(cfg["htax"]["ports"]):
                 if p not in self.used:
                     m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF),

@@ -18,7 +18,7 @@ from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from rtl.common.htax import HtaxPortSignature
+from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.net import NUM_NET_VCS, NetClass, NetUnit
 from rtl.common.params import check_int
 from rtl.htax import from_config as htax_from_config
@@ -50,9 +50,7 @@ def _node(m, cfg, n, ext):
     wiring.connect(m, rf.htax, sw.ports[regs_port])
     wiring.connect(m, velo.htax, sw.ports[velo_port])
     connect_regs(m, velo, rf)
-    port = sw.ports[host]
-    for a, b in ((ext.tx, port.rx), (port.tx, ext.rx)):
-        m.d.comb += [a.valid.eq(b.valid), a.payload.eq(b.payload), b.ready.eq(a.ready), b.ready2.eq(a.ready2)]
+    expose_port(m, ext, sw.ports[host])
     for p in range(cfg["htax"]["ports"]):
         if p not in (host, regs_port, velo_port):
             m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF), sw.ports[p].rx.ready2.eq(0xF)]
