@@ -122,6 +122,7 @@ class Crossbar(wiring.Component):
                              y.reqs[i].vc.eq(x.req.vc),
                              y.beats[i].valid.eq(x.beat.valid), y.beats[i].payload.eq(x.beat.payload)]
             m.d.comb += x.beat.ready.eq(sum(y.taking[i] for y in outs) != 0)
+            m.d.comb += [y.beat_vcs[i].eq(x.dest_vc) for y in outs]
         if platform == "formal":
             self._properties(m, ins, outs)
         return m
