@@ -33,7 +33,7 @@ from rtl.common.net import (
     RouteChar,
     RouteError,
 )
-from rtl.htax.rr import one_hot_select, past_mask, round_robin_mask
+from rtl.htax.rr import past_mask, round_robin_select
 
 from .route import RouteStep
 
@@ -205,9 +205,9 @@ class XbarInput(wiring.Component):
             m.d.comb += ok.eq(self.i[v].valid & ~(busy & (cur_vc == v)) & ~blocked)
             rows.append(row)
             eligible.append(ok)
-        grant_vc = round_robin_mask(m, Cat(eligible), vc_mask, name="vc_rr")
         choice = Signal(_Decision(V, len(self.dest_port)))
-        m.d.comb += choice.eq(one_hot_select(m, grant_vc, [r.as_value() for r in rows], name="choice"))
+        m.d.comb += choice.eq(round_robin_select(m, Cat(eligible), vc_mask, [r.as_value() for r in rows],
+                                                 name="vc_rr"))
         return choice
 
     def _properties(self, m, busy, active, dropping, first, cur_vc, dec):

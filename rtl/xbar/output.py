@@ -8,13 +8,14 @@ stored nor reserved; a packet's unused reservation comes back when its last beat
 granted packet never waits for room: a VC whose sink stops fills only its own queue, never holds the
 port, and the other VCs keep moving (virtual cut-through, no head-of-line blocking between VCs).
 
-Grants go round-robin among the requesting inputs (the pointer moves past the granted input), so an
-input that requests a port whenever the port grants waits for at most ``ports - 1`` other packets.
+Grants go to the requesting input granted least recently (a matrix arbiter: a granted input drops
+below every other), so an input that requests a port whenever the port grants waits for at most
+``ports - 1`` other packets, as with a round-robin pointer, with a shallower grant.
 
 Timing: requests come from the inputs' registers, and the grant is computed from them and from
 ``avail`` (a register: the port's availability in the previous cycle, cleared after a grant, so it
 never promises more than the port has now); the grant goes back to the input from a register, and
-what follows from it (the reservation, the round-robin pointer) is booked one cycle later, while the
+what follows from it (the reservation, the arbiter's order) is booked one cycle later, while the
 port is unavailable anyway.
 """
 
@@ -23,7 +24,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature
-from rtl.htax.rr import one_hot_select, past_mask, round_robin_mask
+from rtl.htax.rr import one_hot_select
 
 from .input import XbarRequestSignature
 
@@ -100,8 +101,7 @@ class XbarOutput(wiring.Component):
         room = Cat(free[u] >= MAX_PACKET_BEATS for u in range(V))
         m.d.sync += self.avail.eq(Mux(grant_any | nxt_act | ~near, 0, room))
         wants = Cat(r.valid & (r.port == self._index) & self.avail.bit_select(r.vc, 1) for r in self.reqs)
-        mask = Signal(P, init=(1 << P) - 1)
-        grant = round_robin_mask(m, wants, mask, name="grant")
+        grant, update = _least_recent(m, wants)
         m.d.comb += grant_any.eq(wants.any())
         m.d.sync += self.grant.eq(grant)
 
@@ -133,8 +133,7 @@ class XbarOutput(wiring.Component):
             m.d.sync += [nxt_act.eq(1), nxt_src.eq(grant)]
 
         # Booked one cycle after the grant: the round-robin pointer and the reservation.
-        with m.If(self.grant.any()):
-            m.d.sync += mask.eq(past_mask(self.grant))
+        update(self.grant)
         g_vc = Signal(2)
         m.d.comb += g_vc.eq(one_hot_select(m, self.grant, list(self.beat_vcs), name="g_vc"))
 
@@ -176,3 +175,30 @@ class XbarOutput(wiring.Component):
             with m.Else():
                 m.d.sync += passed.eq(0)
             m.d.comb += Assert(passed <= P - 1)
+
+
+def _least_recent(m, requests):
+    """A matrix arbiter among ``len(requests)`` requesters: the one-hot grant of the requester granted
+    least recently (lowest index first after reset), and ``update(granted)``, which puts the one-hot
+    ``granted`` requester below every other (it may come a cycle after the grant, when no request is
+    granted).  ``above[j][k]`` (``j < k``, one register each): ``j`` comes before ``k``.  A grant bit is
+    its request and no request from above it: two LUT levels after the requests, against four or more
+    for a pointer and a priority mask."""
+    n = len(requests)
+    above = {(j, k): Signal(name=f"above_{j}_{k}", init=1) for j in range(n) for k in range(j + 1, n)}
+
+    def before(j, k):
+        return above[j, k] if j < k else ~above[k, j]
+
+    grant = Signal(n, name="grant")
+    m.d.comb += grant.eq(Cat(requests[k] & ~Cat(requests[j] & before(j, k) for j in range(n) if j != k).any()
+                             for k in range(n)))
+
+    def update(granted):
+        for (j, k), bit in above.items():
+            with m.If(granted[j]):
+                m.d.sync += bit.eq(0)
+            with m.If(granted[k]):
+                m.d.sync += bit.eq(1)
+
+    return grant, update
