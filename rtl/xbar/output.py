@@ -1,4 +1,4 @@
-"""A crossbar output port: round-robin grants, one packet at a time, a queue per VC.
+"""A crossbar output port: least-recently-served grants, one packet at a time, a queue per VC.
 
 Dissertation ch. 7.3; rules in ``docs/network.md``.  The port takes one packet at a time from the
 input it granted (``cur``) into the queue of the packet's VC, and may already have granted the next
@@ -92,8 +92,8 @@ class XbarOutput(wiring.Component):
         written = Signal(range(MAX_PACKET_BEATS + 1))      # beats of cur stored so far
         length = Signal(range(MAX_PACKET_BEATS + 1))       # cur's length, known once its header is stored
 
-        # Grants: round-robin among the inputs requesting this port for an available VC.  Available:
-        # the port is idle or its current packet has at most AHEAD beats to go (so a booked input waits
+        # Grants: to the least recently served of the inputs requesting this port for an available VC.
+        # Available: the port is idle or its current packet has at most AHEAD beats to go (so a booked input waits
         # at most that long, and its packet follows the current one without a gap), and the VC's queue
         # has room for a whole packet; registered, and cleared in the cycle after a grant.
         near, grant_any = Signal(), Signal()
@@ -132,7 +132,7 @@ class XbarOutput(wiring.Component):
         with m.Elif(grant_any):
             m.d.sync += [nxt_act.eq(1), nxt_src.eq(grant)]
 
-        # Booked one cycle after the grant: the round-robin pointer and the reservation.
+        # Booked one cycle after the grant: the arbiter's order and the reservation.
         update(self.grant)
         g_vc = Signal(2)
         m.d.comb += g_vc.eq(one_hot_select(m, self.grant, list(self.beat_vcs), name="g_vc"))
@@ -160,7 +160,7 @@ class XbarOutput(wiring.Component):
     def _properties(self, m, queues, free, wants, grant, grant_any, nxt_act):
         """The output's contract: a stored beat always finds room (reserved at the grant), the free
         count never promises room that is taken, and an input that requests this port in every cycle
-        in which it may waits for at most ``ports - 1`` grants to others (round robin)."""
+        in which it may waits for at most ``ports - 1`` grants to others (least recently served first)."""
         P, D = self._ports, self._depth
         m.d.comb += Assert(~(grant_any & nxt_act))
         for u, q in enumerate(queues):
