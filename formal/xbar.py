@@ -9,9 +9,9 @@ own contracts (stated in ``rtl/xbar/*.py`` under ``platform == "formal"``) are c
 beat goes to one output only and to the one its packet was granted (no loss, no duplication), a packet's
 first beat leaves as the route step of its route beat for the port and VC that step names, a packet
 keeps its message class (with four VCs), a stored beat always finds room in its VC queue, and every
-output grants round-robin (an input that keeps requesting waits for at most ``ports - 1`` other grants).
-Here the outputs obey the stream rules and frame packets (``first`` exactly on a first beat, at most 13
-beats).
+output grants the requesting input it served least recently (an input that keeps requesting waits for
+at most ``ports - 1`` other grants).  Here the outputs obey the stream rules and frame packets
+(``first`` exactly on a first beat, at most 13 beats).
 """
 
 from amaranth.asserts import AnySeq

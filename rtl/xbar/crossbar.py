@@ -4,8 +4,9 @@ Dissertation ch. 7.3 ("the EXTOLL crossbar finally implements the switching and 
 the EXTOLL network"; cut-through switching, run-length-encoded source-path routing with two VCs for
 the torus dateline).  Every port has one stream per VC in each direction; an input port
 (:class:`~rtl.xbar.input.XbarInput`) routes the head packet of each VC, chooses one that can go and
-requests its output; an output port (:class:`~rtl.xbar.output.XbarOutput`) grants round-robin, takes
-one packet at a time into the queue of its VC, with room for the whole packet reserved at the grant.
+requests its output; an output port (:class:`~rtl.xbar.output.XbarOutput`) grants the requesting input
+it served least recently, takes one packet at a time into the queue of its VC, with room for the whole
+packet reserved at the grant.
 ``docs/network.md`` states the formats, the routing rules and the deadlock argument.
 
 Deviations from the dissertation: the crossbar switches 64-bit beats, not 16-bit phits (the link
@@ -122,6 +123,7 @@ class Crossbar(wiring.Component):
                              y.reqs[i].vc.eq(x.req.vc),
                              y.beats[i].valid.eq(x.beat.valid), y.beats[i].payload.eq(x.beat.payload)]
             m.d.comb += x.beat.ready.eq(sum(y.taking[i] for y in outs) != 0)
+            m.d.comb += [y.beat_vcs[i].eq(x.dest_vc) for y in outs]
         if platform == "formal":
             self._properties(m, ins, outs)
         return m

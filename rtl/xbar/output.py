@@ -1,4 +1,4 @@
-"""A crossbar output port: round-robin grants, one packet at a time, a queue per VC.
+"""A crossbar output port: least-recently-served grants, one packet at a time, a queue per VC.
 
 Dissertation ch. 7.3; rules in ``docs/network.md``.  The port takes one packet at a time from the
 input it granted (``cur``) into the queue of the packet's VC, and may already have granted the next
@@ -8,16 +8,23 @@ stored nor reserved; a packet's unused reservation comes back when its last beat
 granted packet never waits for room: a VC whose sink stops fills only its own queue, never holds the
 port, and the other VCs keep moving (virtual cut-through, no head-of-line blocking between VCs).
 
-Grants go round-robin among the requesting inputs (the pointer moves past the granted input), so an
-input that requests a port whenever the port grants waits for at most ``ports - 1`` other packets.
+Grants go to the requesting input granted least recently (a matrix arbiter: a granted input drops
+below every other), so an input that requests a port whenever the port grants waits for at most
+``ports - 1`` other packets, as with a round-robin pointer, with a shallower grant.
+
+Timing: requests come from the inputs' registers, and the grant is computed from them and from
+``avail`` (a register: the port's availability in the previous cycle, cleared after a grant, so it
+never promises more than the port has now); the grant goes back to the input from a register, and
+what follows from it (the reservation, the arbiter's order) is booked one cycle later, while the
+port is unavailable anyway.
 """
 
-from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature
-from rtl.htax.rr import one_hot_index, past_mask, round_robin_mask
+from rtl.htax.rr import one_hot_select
 
 from .input import XbarRequestSignature
 
@@ -46,19 +53,22 @@ class XbarOutput(wiring.Component):
     reqs : In(XbarRequestSignature(ports)).array(ports)
         Every input's request.
     grant : Out(ports)
-        One-hot: the input granted in this cycle.
+        One-hot: the input granted in the previous cycle (a register).
     beats : In(stream.Signature(NetBeat)).array(ports)
         Every input's packet beats; this port takes (``ready``) those of ``cur``.
+    beat_vcs : In(ArrayLayout(2, ports))
+        Every input's ``dest_vc``: the VC queue its beats go to (and, in the cycle after a grant, the
+        VC of the granted request).
     taking : Out(ports)
         One-hot: the input whose beats this port takes (from registers).
     avail : Out(4)
-        ``avail[u]``: this port grants requests for VC ``u`` (from registers).
+        ``avail[u]``: this port grants requests for VC ``u`` (a register).
     o : Out(NetStreamSignature()).array(vcs)
         The VC queues' outputs.
     events : Out(OutputEvents)
     """
 
-    AHEAD = 2
+    AHEAD = 3
 
     def __init__(self, *, index, ports, vcs=NUM_NET_VCS, depth=16):
         self._index, self._ports, self._vcs, self._depth = index, ports, vcs, depth
@@ -66,6 +76,7 @@ class XbarOutput(wiring.Component):
             "reqs": In(XbarRequestSignature(ports)).array(ports),
             "grant": Out(ports),
             "beats": In(stream.Signature(NetBeat)).array(ports),
+            "beat_vcs": In(data.ArrayLayout(2, ports)),
             "taking": Out(ports),
             "avail": Out(NUM_NET_VCS),
             "o": Out(NetStreamSignature()).array(vcs),
@@ -75,50 +86,56 @@ class XbarOutput(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         P, V, D = self._ports, self._vcs, self._depth
-        cur_act, cur_src, cur_vc = Signal(), Signal(range(P)), Signal(2)
-        nxt_act, nxt_src, nxt_vc = Signal(), Signal(range(P)), Signal(2)
+        cur_act, cur_src = Signal(), Signal(P)              # cur_src, nxt_src: one-hot, zero if none
+        nxt_act, nxt_src = Signal(), Signal(P)
         free = [Signal(range(D + 1), init=D, name=f"vc{u}_free") for u in range(V)]
         written = Signal(range(MAX_PACKET_BEATS + 1))      # beats of cur stored so far
         length = Signal(range(MAX_PACKET_BEATS + 1))       # cur's length, known once its header is stored
 
-        # Grants: round-robin among the inputs requesting this port for an available VC, while the port
-        # is idle or its current packet has at most AHEAD beats to go (so a booked input waits at most
-        # that long, and its packet follows the current one without a gap).
-        near = Signal()
+        # Grants: to the least recently served of the inputs requesting this port for an available VC.
+        # Available: the port is idle or its current packet has at most AHEAD beats to go (so a booked input waits
+        # at most that long, and its packet follows the current one without a gap), and the VC's queue
+        # has room for a whole packet; registered, and cleared in the cycle after a grant.
+        near, grant_any = Signal(), Signal()
         m.d.comb += near.eq(~cur_act | ((written >= 2) & (length - written <= self.AHEAD)))
-        m.d.comb += self.avail.eq(Cat(~nxt_act & near & (free[u] >= MAX_PACKET_BEATS) for u in range(V)))
+        room = Cat(free[u] >= MAX_PACKET_BEATS for u in range(V))
+        m.d.sync += self.avail.eq(Mux(grant_any | nxt_act | ~near, 0, room))
         wants = Cat(r.valid & (r.port == self._index) & self.avail.bit_select(r.vc, 1) for r in self.reqs)
-        mask = Signal(P, init=(1 << P) - 1)
-        grant = round_robin_mask(m, wants, mask, name="grant")
-        g_src = one_hot_index(m, grant, name="grant_src")
-        g_vc = Signal(2)
-        m.d.comb += [self.grant.eq(grant), g_vc.eq(Array(r.vc for r in self.reqs)[g_src])]
-        granted = grant.any()
-        with m.If(granted):
-            m.d.sync += mask.eq(past_mask(grant))
+        grant, update = _least_recent(m, wants)
+        m.d.comb += grant_any.eq(wants.any())
+        m.d.sync += self.grant.eq(grant)
 
         # The current packet's beats into its VC queue.
-        src = Array(self.beats)[cur_src]
+        src_valid = Signal()
+        src = Signal(NetBeat)
+        src_vc = Signal(2)
+        m.d.comb += [src_valid.eq((cur_src & Cat(b.valid for b in self.beats)).any()),
+                     src.eq(one_hot_select(m, cur_src, [b.payload.as_value() for b in self.beats], name="src")),
+                     src_vc.eq(one_hot_select(m, cur_src, list(self.beat_vcs), name="src_vc"))]
         store = Signal()
-        m.d.comb += store.eq(cur_act & src.valid)
+        m.d.comb += store.eq(cur_act & src_valid)
         ending = Signal()
-        m.d.comb += ending.eq(store & src.payload.last)
-        m.d.comb += self.taking.eq(Mux(cur_act, 1 << cur_src, 0))
+        m.d.comb += ending.eq(store & src.last)
+        m.d.comb += self.taking.eq(cur_src)
         for i in range(P):
-            m.d.comb += self.beats[i].ready.eq(self.taking[i])
+            m.d.comb += self.beats[i].ready.eq(cur_src[i])
         with m.If(store):
             m.d.sync += written.eq(written + 1)
             with m.If(written == 1):
-                hdr = NetHeader(src.payload.data)
+                hdr = NetHeader(src.data)
                 m.d.sync += length.eq(2 + hdr.command_words + Mux(hdr.payload_words > MAX_PAYLOAD_WORDS,
                                                                   MAX_PAYLOAD_WORDS, hdr.payload_words))
+        # A grant finds nxt empty (avail was cleared when nxt was booked).
         with m.If(ending | ~cur_act):
-            m.d.sync += [written.eq(0), cur_act.eq(nxt_act | granted), cur_src.eq(Mux(nxt_act, nxt_src, g_src)),
-                         cur_vc.eq(Mux(nxt_act, nxt_vc, g_vc)), nxt_act.eq(nxt_act & granted)]
-            with m.If(nxt_act & granted):
-                m.d.sync += [nxt_src.eq(g_src), nxt_vc.eq(g_vc)]
-        with m.Elif(granted):
-            m.d.sync += [nxt_act.eq(1), nxt_src.eq(g_src), nxt_vc.eq(g_vc)]
+            m.d.sync += [written.eq(0), cur_act.eq(nxt_act | grant_any), cur_src.eq(Mux(nxt_act, nxt_src, grant)),
+                         nxt_act.eq(0), nxt_src.eq(0)]
+        with m.Elif(grant_any):
+            m.d.sync += [nxt_act.eq(1), nxt_src.eq(grant)]
+
+        # Booked one cycle after the grant: the arbiter's order and the reservation.
+        update(self.grant)
+        g_vc = Signal(2)
+        m.d.comb += g_vc.eq(one_hot_select(m, self.grant, list(self.beat_vcs), name="g_vc"))
 
         queues = []
         for u in range(V):
@@ -126,25 +143,26 @@ class XbarOutput(wiring.Component):
             queues.append(q)
             out = self.o[u]
             m.d.comb += [
-                q.w_en.eq(store & (cur_vc == u)), q.w_data.eq(src.payload),
+                q.w_en.eq(store & (src_vc == u)), q.w_data.eq(src),
                 out.valid.eq(q.r_rdy), out.payload.eq(q.r_data), q.r_en.eq(out.ready),
             ]
             pop = out.valid & out.ready
-            take = granted & (g_vc == u)
-            refund = ending & (cur_vc == u)
+            take = self.grant.any() & (g_vc == u)
+            refund = ending & (src_vc == u)
             m.d.sync += free[u].eq(free[u] - Mux(take, MAX_PACKET_BEATS, 0) + pop
                                    + Mux(refund, MAX_PACKET_BEATS - 1 - written, 0))
         m.d.comb += self.events.packet.eq(Cat(o.valid & o.ready & o.payload.first for o in self.o).any())
 
         if platform == "formal":
-            self._properties(m, queues, free, wants, grant)
+            self._properties(m, queues, free, wants, grant, grant_any, nxt_act)
         return m
 
-    def _properties(self, m, queues, free, wants, grant):
+    def _properties(self, m, queues, free, wants, grant, grant_any, nxt_act):
         """The output's contract: a stored beat always finds room (reserved at the grant), the free
         count never promises room that is taken, and an input that requests this port in every cycle
-        in which it may waits for at most ``ports - 1`` grants to others (round robin)."""
+        in which it may waits for at most ``ports - 1`` grants to others (least recently served first)."""
         P, D = self._ports, self._depth
+        m.d.comb += Assert(~(grant_any & nxt_act))
         for u, q in enumerate(queues):
             with m.If(q.w_en):
                 m.d.comb += Assert(q.w_rdy)
@@ -157,3 +175,30 @@ class XbarOutput(wiring.Component):
             with m.Else():
                 m.d.sync += passed.eq(0)
             m.d.comb += Assert(passed <= P - 1)
+
+
+def _least_recent(m, requests):
+    """A matrix arbiter among ``len(requests)`` requesters: the one-hot grant of the requester granted
+    least recently (lowest index first after reset), and ``update(granted)``, which puts the one-hot
+    ``granted`` requester below every other (it may come a cycle after the grant, when no request is
+    granted).  ``above[j][k]`` (``j < k``, one register each): ``j`` comes before ``k``.  A grant bit is
+    its request and no request from above it: two LUT levels after the requests, against four or more
+    for a pointer and a priority mask."""
+    n = len(requests)
+    above = {(j, k): Signal(name=f"above_{j}_{k}", init=1) for j in range(n) for k in range(j + 1, n)}
+
+    def before(j, k):
+        return above[j, k] if j < k else ~above[k, j]
+
+    grant = Signal(n, name="grant")
+    m.d.comb += grant.eq(Cat(requests[k] & ~Cat(requests[j] & before(j, k) for j in range(n) if j != k).any()
+                             for k in range(n)))
+
+    def update(granted):
+        for (j, k), bit in above.items():
+            with m.If(granted[j]):
+                m.d.sync += bit.eq(0)
+            with m.If(granted[k]):
+                m.d.sync += bit.eq(1)
+
+    return grant, update

@@ -39,6 +39,10 @@ class RouteStep(wiring.Component):
     error : Out(RouteError)
     next : Out(NetRoute)
         The route word the packet leaves with.
+    consume : Out(1)
+        ``next`` is the route word shifted right by one character; otherwise it is the route word with
+        ``next.chars[0]``'s hop counts in place of the current character's (so a crossbar that keeps
+        only ``consume`` and those 12 bits can rebuild ``next`` from the route beat as it leaves).
     """
 
     def __init__(self, *, link_ports, net_ports, dateline=True):
@@ -46,7 +50,7 @@ class RouteStep(wiring.Component):
         super().__init__({
             "route": In(NetRoute), "cls": In(NetClass),
             "port": Out(range(link_ports + net_ports)), "vc": Out(2), "error": Out(RouteError),
-            "next": Out(NetRoute),
+            "next": Out(NetRoute), "consume": Out(1),
         })
 
     def elaborate(self, platform):
@@ -68,6 +72,7 @@ class RouteStep(wiring.Component):
                 m.d.comb += self.error.eq(RouteError.MISSING_PORT)
             with m.Elif((c.hops0 == 0) & (c.hops1 == 0)):
                 m.d.comb += self.error.eq(RouteError.EXHAUSTED)
+            m.d.comb += self.consume.eq(done)
             with m.If(done):                # the character is consumed: the next one is current
                 m.d.comb += [self.next.chars[k].eq(self.route.chars[k + 1]) for k in range(ROUTE_CHARS - 1)]
             with m.Else():

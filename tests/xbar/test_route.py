@@ -26,6 +26,10 @@ def _check(link_ports, net_ports, dateline, words):
             assert ctx.get(dut.port) == port, (hex(word), ref)
             assert ctx.get(dut.vc) == 2 * cls + ref.dateline, (hex(word), ref)
             assert ctx.get(dut.next.as_value()) == ref.route, (hex(word), hex(ctx.get(dut.next.as_value())), ref)
+            # what the input port keeps to rebuild the route word as the beat leaves
+            hops = ctx.get(dut.next.as_value()) & 0xfff0
+            rebuilt = word >> 16 if ctx.get(dut.consume) else (word & ~0xfff0) | hops
+            assert rebuilt == ref.route, (hex(word), hex(rebuilt), ref)
 
     sim = Simulator(dut)
     sim.add_testbench(bench)
