@@ -12,7 +12,8 @@ the network, and no notification is lost without a count.
 
 The write pointers are a :class:`~amaranth.lib.memory.Memory` (LUT RAM) with one write port: the
 pointer advances in a cycle after the notification's last beat in which software does not write
-(a software write to another pointer delays it by a cycle; one to the same pointer wins).
+(a software write to another pointer delays it by a cycle; one to the same pointer wins).  The full
+test and the header address are registered one cycle after the look-up.
 
 Members
 -------
@@ -77,10 +78,12 @@ class RmaNotifier(wiring.Component):
         vpid = note.vpid[:len(self.vpid)]
         wp = rd.data
         wp1 = Signal(32)
+        wp1_q = Signal(32)                  # registered in LOOKUP: the full test and the header
+        hdr_addr = Signal(52)               # address start from flip-flops
         full = Signal()
         m.d.comb += [self.vpid.eq(vpid), rd.addr.eq(vpid),
                      wp1.eq(Mux(wp + 1 >= self.size, 0, wp + 1)),
-                     full.eq((self.size < 2) | (wp1 == self.rp) | (note.vpid >= self.vpids))]
+                     full.eq((self.size < 2) | (wp1_q == self.rp) | (note.vpid >= self.vpids))]
         m.d.comb += [sw_rd.addr.eq(self.sw_r_addr), sw_rd.en.eq(self.sw_r_en), self.sw_r_data.eq(sw_rd.data)]
 
         beat = self.tx.payload
@@ -88,7 +91,7 @@ class RmaNotifier(wiring.Component):
         entry = note.entry.as_value()
         m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
                      h.src.eq(self.htax_port), h.dst.eq(self.host_port),
-                     h.body.mem.addr.eq(Cat(Const(0, 4), self.base) + (wp << 4)), h.body.mem.length.eq(2),
+                     h.body.mem.addr.eq(hdr_addr), h.body.mem.length.eq(2),
                      h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
         # software writes take the write port whenever they come
         m.d.comb += [wr.addr.eq(self.sw_w_addr), wr.data.eq(self.sw_w_data),
@@ -98,6 +101,9 @@ class RmaNotifier(wiring.Component):
                 with m.If(self.notes.valid):
                     m.next = "LOOKUP"
             with m.State("LOOKUP"):             # base, rp and wp of note.vpid are valid now
+                m.d.sync += [wp1_q.eq(wp1), hdr_addr.eq(Cat(Const(0, 4), self.base) + (wp << 4))]
+                m.next = "CHECK"
+            with m.State("CHECK"):
                 with m.If(full):
                     m.d.comb += [self.notes.ready.eq(1), self.dropped_incr.eq(1)]
                     m.next = "IDLE"
