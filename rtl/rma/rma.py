@@ -144,8 +144,13 @@ class Rma(wiring.Component):
             connect(m, ats.rsp[k], client.xrsp)
         m.d.comb += [ats.busy.eq(Cat(req.xbusy, cpl.xbusy, rsp.xbusy)), cpl.flush.eq(ats.flush),
                      cpl.stale.eq(ats.stale[1])]
-        names = ("cpl", "nt", "req_rd", "rsp_rd", "rsp", "ats")
-        for k, src in enumerate((cpl.tx, nt.tx, rq_rd.tx, rs_rd.tx, rsp.tx, ats.tx)):
+        # the completer's and the responder's writes go to the arbiter directly: what follows them (the
+        # completer's notification, a flush answer, the lock engine's next read of the same word) leaves
+        # through a slice and so can never overtake them
+        connect(m, cpl.tx, tx_arb.i[0])
+        connect(m, rsp.tx, tx_arb.i[4])
+        names = {1: "nt", 2: "req_rd", 3: "rsp_rd", 5: "ats"}
+        for k, src in ((1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (5, ats.tx)):
             tx_slice = RmaSlice(shape=HtaxBeat)
             m.submodules[f"tx_slice_{names[k]}"] = tx_slice
             connect(m, src, tx_slice.i)
