@@ -145,66 +145,70 @@ async def random_ops(dut):
     expected = {}
     writes = []                                     # (node, vpid, addr, bytes) the test expects
     counts = Counter()
-    for _ in range(p.get("ops", 24)):
-        src = rng.choice(ns)
-        dst = ns[(src.rma.node + 1) % len(ns)]
-        s, d = src.rma.node, dst.rma.node
-        sv, dv = rng.choice(vpids), rng.choice(vpids)
-        sp = ports[(s, sv)]
-        cmd = rng.choice([PUT, PUT, GET, GET, IMM, NOTE])
-        bits = (rng.randrange(2), rng.randrange(2), rng.randrange(2))
-        if cmd in (PUT, GET):
-            nbytes = rng.choice([8, 8 * rng.randint(1, 64), 64 * rng.randint(1, 16)])
-            if nbytes > 1024:
-                nbytes = 1024
-            step = 64 if nbytes > 512 else 8            # more than 64 quadwords: whole aligned lines
-            off = step * rng.randrange((1024 - nbytes) // step + 1)
-            local, remote = slots[(s, sv)].take() + off, slots[(d, dv)].take() + off
-            lr, rr = regions[(s, sv)], regions[(d, dv)]
-            if cmd == PUT:
-                data = src.host.memory.read(phys_of(lr, local), nbytes)
-                writes.append((d, phys_of(rr, remote), data))
-                await sp.put(d, dv, local, remote, nbytes, notify=bits)
-                counts["put"] += 1
-                if bits[0]:
-                    expected.setdefault((s, sv), []).append(note(Cls.REQUESTER, PUT, local, d, dv))
-                if bits[1]:
-                    expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, PUT, remote, s, sv))
-            else:
-                data = dst.host.memory.read(phys_of(rr, remote), nbytes)
-                writes.append((s, phys_of(lr, local), data))
-                await sp.get(d, dv, local, remote, nbytes, notify=bits)
-                counts["get"] += 1
-                if bits[1]:
-                    expected.setdefault((s, sv), []).append(note(Cls.COMPLETER, GET, local, d, dv))
-                if bits[2]:
-                    expected.setdefault((d, dv), []).append(note(Cls.RESPONDER, GET, remote, s, sv))
-        elif cmd == IMM:
-            remote = slots[(d, dv)].take() + 8 * rng.randrange(128)
-            value = rng.getrandbits(64)
-            writes.append((d, phys_of(regions[(d, dv)], remote), value.to_bytes(8, "little")))
-            await sp.immediate_put(d, dv, remote, value, notify=bits[1])
-            counts["put"] += 1
-            if bits[1]:
-                expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, IMM, remote, s, sv))
-        else:
-            value = rng.getrandbits(64)
-            await sp.notification_put(d, dv, value)
-            expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, NOTE, value, s, sv))
-        if rng.random() < 0.3:
-            await src.host.cycles(rng.randrange(1, 60))
-    try:
-        await collect(ports, expected)
-    except AssertionError:
-        diagnose(dut, ns)
-        raise
-    for _ in range(200):                            # puts without a notification may still be landing
-        if all(ns[n].host.memory.read(a, len(b)) == b for n, a, b in writes):
-            break
-        await ns[0].host.cycles(50)
-    for n, a, b in writes:
-        got = ns[n].host.memory.read(a, len(b))
-        assert got == b, f"node {n} {a:#x}+{len(b)}: {got.hex()} != {b.hex()}"
+    total_ops, batch = p.get("ops", 24), 32     # a batch never takes a slot twice (64 per region),
+    for first in range(0, total_ops, batch):     # so no two operations in flight share memory
+        for _ in range(min(batch, total_ops - first)):
+                src = rng.choice(ns)
+                dst = ns[(src.rma.node + 1) % len(ns)]
+                s, d = src.rma.node, dst.rma.node
+                sv, dv = rng.choice(vpids), rng.choice(vpids)
+                sp = ports[(s, sv)]
+                cmd = rng.choice([PUT, PUT, GET, GET, IMM, NOTE])
+                bits = (rng.randrange(2), rng.randrange(2), rng.randrange(2))
+                if cmd in (PUT, GET):
+                    nbytes = rng.choice([8, 8 * rng.randint(1, 64), 64 * rng.randint(1, 16)])
+                    if nbytes > 1024:
+                        nbytes = 1024
+                    step = 64 if nbytes > 512 else 8            # more than 64 quadwords: whole aligned lines
+                    off = step * rng.randrange((1024 - nbytes) // step + 1)
+                    local, remote = slots[(s, sv)].take() + off, slots[(d, dv)].take() + off
+                    lr, rr = regions[(s, sv)], regions[(d, dv)]
+                    if cmd == PUT:
+                        data = src.host.memory.read(phys_of(lr, local), nbytes)
+                        writes.append((d, phys_of(rr, remote), data))
+                        await sp.put(d, dv, local, remote, nbytes, notify=bits)
+                        counts["put"] += 1
+                        if bits[0]:
+                            expected.setdefault((s, sv), []).append(note(Cls.REQUESTER, PUT, local, d, dv))
+                        if bits[1]:
+                            expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, PUT, remote, s, sv))
+                    else:
+                        data = dst.host.memory.read(phys_of(rr, remote), nbytes)
+                        writes.append((s, phys_of(lr, local), data))
+                        await sp.get(d, dv, local, remote, nbytes, notify=bits)
+                        counts["get"] += 1
+                        if bits[1]:
+                            expected.setdefault((s, sv), []).append(note(Cls.COMPLETER, GET, local, d, dv))
+                        if bits[2]:
+                            expected.setdefault((d, dv), []).append(note(Cls.RESPONDER, GET, remote, s, sv))
+                elif cmd == IMM:
+                    remote = slots[(d, dv)].take() + 8 * rng.randrange(128)
+                    value = rng.getrandbits(64)
+                    writes.append((d, phys_of(regions[(d, dv)], remote), value.to_bytes(8, "little")))
+                    await sp.immediate_put(d, dv, remote, value, notify=bits[1])
+                    counts["put"] += 1
+                    if bits[1]:
+                        expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, IMM, remote, s, sv))
+                else:
+                    value = rng.getrandbits(64)
+                    await sp.notification_put(d, dv, value)
+                    expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, NOTE, value, s, sv))
+                if rng.random() < 0.3:
+                    await src.host.cycles(rng.randrange(1, 60))
+        try:
+            await collect(ports, expected)
+        except AssertionError:
+            diagnose(dut, ns)
+            raise
+        for _ in range(200):                            # puts without a notification may still be landing
+            if all(ns[n].host.memory.read(a, len(b)) == b for n, a, b in writes):
+                break
+            await ns[0].host.cycles(50)
+        for n, a, b in writes:
+            got = ns[n].host.memory.read(a, len(b))
+            assert got == b, f"node {n} {a:#x}+{len(b)}: {got.hex()} != {b.hex()}"
+        expected.clear()
+        writes.clear()
     total = Counter()
     for n in ns:
         c = await n.rma.counters()
