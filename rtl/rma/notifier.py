@@ -10,6 +10,11 @@ Queue full (``wp + 1 == rp`` modulo ``size``, or ``size < 2``): the notification
 ``dropped_incr`` strobes.  Nothing waits for software, so a full queue never blocks another VPID or
 the network, and no notification is lost without a count.
 
+The write pointers are a :class:`~amaranth.lib.memory.Memory` (LUT RAM) with one write port: the
+pointer advances in a cycle after the notification's last beat in which software does not write
+(a software write to another pointer delays it by a cycle; one to the same pointer wins).  The full
+test and the header address are registered one cycle after the look-up.
+
 Members
 -------
 notes : In(stream.Signature(RmaNoteRequest))
@@ -29,8 +34,9 @@ irq : Out(vpids)
 dropped_incr : Out(1)
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import HtaxCmd, HtaxVC
@@ -60,30 +66,44 @@ class RmaNotifier(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        wps = Array(Signal(32, name=f"wp{v}") for v in range(self.vpids))
+        # the write pointers are a memory (LUT RAM) with one write port, shared by software and the
+        # advance: 32 pointers as flip-flops behind a 32:1 multiplexer bounded the unit's Fmax
+        m.submodules.wps = wps = Memory(shape=32, depth=self.vpids, init=[])
+        wr = wps.write_port(granularity=8)
+        # transparent: the read port always shows the head notification's pointer as of this cycle,
+        # a write included, as the flip-flops did
+        rd = wps.read_port(transparent_for=(wr,))
+        sw_rd = wps.read_port()
         note = self.notes.payload
         vpid = note.vpid[:len(self.vpid)]
-        wp = wps[vpid]
+        wp = rd.data
         wp1 = Signal(32)
+        wp1_q = Signal(32)                  # registered in LOOKUP: the full test and the header
+        hdr_addr = Signal(52)               # address start from flip-flops
         full = Signal()
-        m.d.comb += [self.vpid.eq(vpid),
+        m.d.comb += [self.vpid.eq(vpid), rd.addr.eq(vpid),
                      wp1.eq(Mux(wp + 1 >= self.size, 0, wp + 1)),
-                     full.eq((self.size < 2) | (wp1 == self.rp) | (note.vpid >= self.vpids))]
-        with m.If(self.sw_r_en):
-            m.d.sync += self.sw_r_data.eq(wps[self.sw_r_addr])
+                     full.eq((self.size < 2) | (wp1_q == self.rp) | (note.vpid >= self.vpids))]
+        m.d.comb += [sw_rd.addr.eq(self.sw_r_addr), sw_rd.en.eq(self.sw_r_en), self.sw_r_data.eq(sw_rd.data)]
 
         beat = self.tx.payload
         h = beat.word.header
         entry = note.entry.as_value()
         m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
                      h.src.eq(self.htax_port), h.dst.eq(self.host_port),
-                     h.body.mem.addr.eq(Cat(Const(0, 4), self.base) + (wp << 4)), h.body.mem.length.eq(2),
+                     h.body.mem.addr.eq(hdr_addr), h.body.mem.length.eq(2),
                      h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
+        # software writes take the write port whenever they come
+        m.d.comb += [wr.addr.eq(self.sw_w_addr), wr.data.eq(self.sw_w_data),
+                     wr.en.eq(Mux(self.sw_w_en, self.sw_w_be[:4], 0))]
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.notes.valid):
                     m.next = "LOOKUP"
-            with m.State("LOOKUP"):             # base and rp of note.vpid are valid now
+            with m.State("LOOKUP"):             # base, rp and wp of note.vpid are valid now
+                m.d.sync += [wp1_q.eq(wp1), hdr_addr.eq(Cat(Const(0, 4), self.base) + (wp << 4))]
+                m.next = "CHECK"
+            with m.State("CHECK"):
                 with m.If(full):
                     m.d.comb += [self.notes.ready.eq(1), self.dropped_incr.eq(1)]
                     m.next = "IDLE"
@@ -100,11 +120,12 @@ class RmaNotifier(wiring.Component):
             with m.State("WORD1"):
                 m.d.comb += [self.tx.valid.eq(1), beat.word.data.eq(entry[64:]), beat.last.eq(1)]
                 with m.If(self.tx.ready):
+                    m.next = "ADVANCE"
+            with m.State("ADVANCE"):            # the pointer advances when software leaves the port free
+                with m.If(~self.sw_w_en):
+                    m.d.comb += [wr.addr.eq(vpid), wr.data.eq(wp1), wr.en.eq(0xF)]
+                # a software write to the same pointer in this cycle wins; one to another waits us out
+                with m.If(~self.sw_w_en | (self.sw_w_addr == vpid)):
                     m.d.comb += [self.notes.ready.eq(1), self.irq.eq(note.irq << vpid)]
-                    m.d.sync += wp.eq(wp1)
                     m.next = "IDLE"
-        old = wps[self.sw_w_addr]
-        with m.If(self.sw_w_en):
-            m.d.sync += old.eq(Cat(Mux(self.sw_w_be[i], self.sw_w_data[8 * i:8 * i + 8], old[8 * i:8 * i + 8])
-                                   for i in range(4)))
         return m

@@ -39,7 +39,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.utils import exact_log2
 
-from rtl.common.htax import HtaxPortSignature
+from rtl.common.htax import HtaxBeat, HtaxPortSignature
 from rtl.common.net import NODE_BITS, NetStreamSignature
 from rtl.common.params import check_int, check_port, check_pow2
 from rtl.netport.arbiter import PacketArbiter
@@ -48,10 +48,10 @@ from .ats_client import RmaAtsClient
 from .completer import RmaCompleter
 from .notifier import RmaNoteRequest, RmaNotifier
 from .reader import RmaReader
-from .requester import RmaRequester
+from .requester import RmaCommandIn, RmaRequester
 from .responder import RmaResponder
 from .rx import RmaRx
-from .streams import RmaMerge, RmaNetSplit
+from .streams import RmaMerge, RmaNetSplit, RmaSlice
 from .txarb import RmaTxArbiter
 
 __all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
@@ -114,7 +114,11 @@ class Rma(wiring.Component):
 
         wiring.connect(m, flipped(self.htax.rx), rx.rx)
         wiring.connect(m, tx_arb.tx, flipped(self.htax.tx))
-        connect(m, rx.cmds, req.cmds)
+        # register slices cut the ready/valid chains: the requester's command port from the
+        # command buffer, and every source from the transmit arbiter (whose grant looks at all of them)
+        m.submodules.cmd_slice = cmd_slice = RmaSlice(shape=RmaCommandIn)
+        connect(m, rx.cmds, cmd_slice.i)
+        connect(m, cmd_slice.o, req.cmds)
         connect(m, rx.rsp0, rq_rd.rsp)
         connect(m, rx.rsp1, rs_rd.rsp)
         connect(m, req.reads, rq_rd.reads)
@@ -130,15 +134,27 @@ class Rma(wiring.Component):
         connect(m, flipped(self.rsp_rx), cpl.net_rx)
         for k, src in enumerate((cpl.notes, rsp.notes, req.notes)):
             connect(m, src, notes.i[k])
-        connect(m, notes.o, nt.notes)
+        # and the notifier's look-up and full test from the three note sources
+        m.submodules.note_slice = note_slice = RmaSlice(shape=RmaNoteRequest)
+        connect(m, notes.o, note_slice.i)
+        connect(m, note_slice.o, nt.notes)
         connect(m, rx.ats, ats.rx)
         for k, client in enumerate((req, cpl, rsp)):
             connect(m, client.xreq, ats.req[k])
             connect(m, ats.rsp[k], client.xrsp)
         m.d.comb += [ats.busy.eq(Cat(req.xbusy, cpl.xbusy, rsp.xbusy)), cpl.flush.eq(ats.flush),
                      cpl.stale.eq(ats.stale[1])]
-        for k, src in enumerate((cpl.tx, nt.tx, rq_rd.tx, rs_rd.tx, rsp.tx, ats.tx)):
-            connect(m, src, tx_arb.i[k])
+        # the completer's and the responder's writes go to the arbiter directly: what follows them (the
+        # completer's notification, a flush answer, the lock engine's next read of the same word) leaves
+        # through a slice and so can never overtake them
+        connect(m, cpl.tx, tx_arb.i[0])
+        connect(m, rsp.tx, tx_arb.i[4])
+        names = {1: "nt", 2: "req_rd", 3: "rsp_rd", 5: "ats"}
+        for k, src in ((1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (5, ats.tx)):
+            tx_slice = RmaSlice(shape=HtaxBeat)
+            m.submodules[f"tx_slice_{names[k]}"] = tx_slice
+            connect(m, src, tx_slice.i)
+            connect(m, tx_slice.o, tx_arb.i[k])
 
         r = self.regs
         m.d.comb += [
