@@ -69,7 +69,6 @@ SOURCES = {
     "bench/velo": "python bench/velo.py",
     "bench/rma": "python bench/rma.py",
     "reports/scratch": "make report UNIT=scratch",
-    "reports/htax": "make report UNIT=htax",
     "reports/htax_pipelined": "make report UNIT=htax_pipelined",
     "reports/regs": "make report UNIT=regs",
     "reports/link": "make report UNIT=link",
@@ -85,15 +84,22 @@ _CORE_CLOCK = "core clock 156.25 MHz (table 3-1)"
 
 
 def _resources(section, unit, *, fmax_goal=None, ff_goal=None, lut_goal=None, diss=None):
-    """The ``make report`` rows of one unit; ``diss`` maps a report key to the dissertation's figure."""
+    """The ``make report`` rows of one unit; ``diss`` maps a report key to the dissertation's figure.
+    The counts share one row unless a goal needs LUT4 or flip-flops alone; the Fmax of every nextpnr
+    seed is in the report (``ecp5_fmax_by_seed``), the page shows their median."""
     src, diss = f"reports/{unit}", diss or {}
     rows = [("ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz", fmax_goal)]
-    if fmax_goal:
-        rows.append(("ecp5_fmax_by_seed", "ECP5 Fmax per nextpnr seed", "MHz", fmax_goal))
-    rows += [("ecp5_lut4", "ECP5 LUT4", "", lut_goal), ("ecp5_ff", "ECP5 flip-flops", "", ff_goal),
-             ("ecp5_dp16kd", "ECP5 block RAM (DP16KD, 18 kbit)", "", None)]
+    if lut_goal or ff_goal:
+        rows += [("ecp5_lut4", "ECP5 LUT4", "", lut_goal), ("ecp5_ff", "ECP5 flip-flops", "", ff_goal),
+                 ("ecp5_dp16kd+xc7_lut", "ECP5 DP16KD (18 kbit) / Xilinx 7-series LUT (synthesis only)", "",
+                  None)]
+    else:
+        rows.append(("ecp5_lut4+ecp5_ff+ecp5_dp16kd+xc7_lut",
+                     "ECP5 LUT4 / flip-flops / DP16KD (18 kbit) / Xilinx 7-series LUT (synthesis only)", "", None))
+    for key, _, _, _ in rows[1:]:
+        if "+" in key and diss.keys() & set(key.split("+")):
+            diss = {**diss, key: " / ".join(diss.get(k, "-") for k in key.split("+"))}
     rows += [("ecp5_slices", "ECP5 slices (2 LUT4 + 2 FF each)", "", None)] if "ecp5_slices" in diss else []
-    rows += [("xc7_lut", "Xilinx 7-series LUT (synthesis only)", "", None)]
     return [Metric(section, src, key, label, unit_, goal, diss.get(key, "")) for key, label, unit_, goal in rows]
 
 
@@ -124,14 +130,13 @@ _VELO = "VELO (`rtl/velo`, issue 35)"
 _RMA = "RMA (`rtl/rma`, two nodes, 4-port HTAX; definitions in `docs/rma.md`)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
-_HTAXC = "HTAX as configured (unit `htax`: the switch `[htax] variant` selects)"
 
 #: section -> a note printed under its heading (definitions live on the unit pages)
 NOTES = {
     _HOST: "Wall-clock figures depend on the machine's load; the scratch target is test equipment "
            "(no Fmax goal).",
-    _HTAX: "8 ports unless named; definitions in `docs/htax.md`.  `make report` of this switch needs a "
-           "configuration with `[htax] variant = \"direct\"`: see the last HTAX section.",
+    _HTAX: "8 ports unless named; definitions in `docs/htax.md`.  Its resources: `make report UNIT=htax` "
+           "with `[htax] variant = \"direct\"` (unit `htax` is the switch the configuration selects).",
     _HTAXP: "8 ports unless named; definitions in `docs/htax.md`.",
     _REGS: "Measured in the Amaranth simulator at the register file's HTAX port (`bench/regs.py`).",
     _LINK: "Two default link ports, 16-cycle channel each way; definitions in `docs/link.md`.",
@@ -159,7 +164,6 @@ METRICS = [
     *_switch(_HTAX, "bench/htax"),
     *_switch(_HTAXP, "bench/htax_pipelined"),
     *_resources(_HTAXP, "htax_pipelined", fmax_goal=_FMAX),
-    *_resources(_HTAXC, "htax", fmax_goal=_FMAX),
     Metric(_REGS, "bench/regfile", "read_latency_cycles",
            "read latency, READ header in to RESPONSE header out", "cycles", at_most(3)),
     Metric(_REGS, "bench/regfile", "write_to_effect_cycles",
@@ -227,11 +231,7 @@ METRICS = [
     Metric(_VELO, "bench/velo", "loopback_latency_cycles_56B", "the same, 56 B", "cycles"),
     Metric(_VELO, "bench/velo", "link_cycles_56B", "link cycles of one 56-byte message", "cycles", None,
            "41 (ch. 7.3)"),
-    # three resource rows, not _resources' six: the page stays under 200 lines
-    Metric(_VELO, "reports/velo", "ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz",
-           at_least(156.25), _CORE_CLOCK),
-    Metric(_VELO, "reports/velo", "ecp5_lut4", "ECP5 LUT4"),
-    Metric(_VELO, "reports/velo", "ecp5_ff", "ECP5 flip-flops"),
+    *_resources(_VELO, "velo", fmax_goal=at_least(156.25), diss={"ecp5_fmax_mhz": _CORE_CLOCK}),
     Metric(_RMA, "bench/rma", "composition_matches_table_9_1",
            "operations whose DMA reads, translations, trips, DMA writes, CPU stores equal table 9-1's", "of 7",
            at_least(7)),
@@ -243,7 +243,5 @@ METRICS = [
     Metric(_RMA, "bench/rma", "get_words_per_cycle", "get streaming bandwidth", "words/cycle"),
     Metric(_RMA, "bench/rma", "words_per_cycle_4096B", "put and get bandwidth at 4 KiB (bound 8/9)", "words/cycle",
            at_least(0.85)),
-    Metric(_RMA, "reports/rma", "ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz",
-           at_least(156.25), _CORE_CLOCK),
-    # LUT4, FF and DP16KD are in build/reports/rma.json: the page stays under 200 lines
+    *_resources(_RMA, "rma", fmax_goal=at_least(156.25), diss={"ecp5_fmax_mhz": _CORE_CLOCK}),
 ]

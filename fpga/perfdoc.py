@@ -24,7 +24,11 @@ NOT_MEASURED = "not measured"
 
 
 def lookup(doc, key):
-    """The value at ``key`` in ``doc`` (``a.b`` reaches into objects and lists), or ``None``."""
+    """The value at ``key`` in ``doc`` (``a.b`` reaches into objects and lists), or ``None``; ``a+b``
+    is the list of both values (``None`` if either is missing): several counts in one row."""
+    if "+" in key:
+        values = [lookup(doc, k) for k in key.split("+")]
+        return None if None in values else values
     value = doc
     for part in key.split("."):
         if isinstance(value, dict) and part in value:
