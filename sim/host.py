@@ -20,6 +20,11 @@ It is event driven: while the port is idle no Python runs per cycle (the receive
 ``valid`` to rise, the send side and the memory scheduler wait on events and timers); busy ports cost
 one wake-up per beat.  Latency is exact: ``latency_cycles`` counts from the clock edge that moves the
 READ's header to the edge where the RESPONSE's header is first offered (``valid`` high).
+
+Of table 3-1's host timing only ``t_dm`` is modelled: CPU stores and reads reach the port at once, and
+a device write has landed when its header moves.  :attr:`HostModel.timing`
+(:class:`sim.host_timing.HostTiming`) holds the rest and converts port cycles into end-to-end
+nanoseconds (``docs/driver.md``, "Timing").
 """
 
 import heapq
@@ -32,6 +37,7 @@ from cocotb.triggers import Event, First, RisingEdge, Timer, with_timeout
 
 from rtl.common.htax import MAX_DATA_WORDS, HtaxCmd, HtaxStatus
 
+from .host_timing import HostTiming
 from .htax_bus import HtaxSink, HtaxSource, Order
 from .htax_packet import HtaxPacket, line_write_packet
 from .memory import HostMemory
@@ -84,6 +90,7 @@ class HostModel:
         self.cfg = cfg
         self.clk = clk if clk is not None else dut.clk
         self.period_ns = cfg.cycle_ns
+        self.timing = HostTiming.from_config(cfg)       # table 3-1, for converting port cycles (not applied)
         self.host_port = host_port
         self.route = route or (lambda addr: 1)
         self.latency_cycles = (cfg.ns_to_cycles(cfg["host"]["dma_read_latency_ns"])

@@ -7,13 +7,16 @@ affordable Verilator model.
 * ``[atu]``: 64 TLB entries, 16 GATs, flushes to RMA only;
 * ``[xbar]``, ``[regs]``: one link port (back to back), one network port;
 * ``[link]``: 32 beats of receive buffer per VC, 8-flit replay buffer.
+
+:func:`ring_config` is the same with two link ports (``+x``, ``-x``) and room for ``nodes`` nodes, for
+:class:`rtl.nic.system.NicSystem` rings (``bench/system.py``'s 8-node simulation-speed run).
 """
 
 import copy
 
 from rtl.config import load
 
-__all__ = ["small_config"]
+__all__ = ["small_config", "ring_config"]
 
 
 def _update(cfg, name, **values):
@@ -33,4 +36,12 @@ def small_config():
     _update(cfg, "xbar", link_ports=1, net_ports=1)
     _update(cfg, "regs", link_ports=1)
     _update(cfg, "link", rx_buffer_beats=32, replay_flits=8)
+    return cfg
+
+
+def ring_config(nodes=8):
+    cfg = small_config()
+    _update(cfg, "system", nodes=max(nodes, cfg["system"]["nodes"]))
+    _update(cfg, "xbar", link_ports=2)
+    _update(cfg, "regs", link_ports=2)
     return cfg

@@ -2,6 +2,7 @@
 """The NIC top: configuration checks with their messages."""
 
 import copy
+import json
 
 import pytest
 
@@ -45,3 +46,34 @@ def test_nic_system_b2b_cocotb():
     """Two NICs back to back: VELO each way, RMA put, get and lock through the drivers.  Soak: about
     200 s with the Verilator build on a busy two-core machine (30 s with the build cached)."""
     run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic", testcase="smoke")
+
+
+@pytest.mark.soak
+def test_nic_system_bench_quick(tmp_path):
+    """The system bench's testbench (``bench/system.py --quick``'s sizes): every measurement runs, every
+    payload is checked, and a DMA read's round trip at the host port is table 3-1's t_dm (280 ns at
+    156.25 MHz: 44 cycles)."""
+    out = tmp_path / "bench.json"
+    run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
+               params={"out": str(out), "velo_sizes": [8], "rma_sizes": [8, 512], "stream_velo_sizes": [8],
+                       "ops": ["velo", "put", "get"], "idle_cycles": 1000})
+    res = json.loads(out.read_text())
+    assert res["dma_read_port_cycles"] == round(280 * 156.25 / 1000)
+    # table 9-1's composition of the three operations measured
+    assert [res[f"put_{s}"] for s in ("dma_reads", "atu_translations", "net_trips", "dma_writes", "pio_writes")] \
+        == [1, 2, 1, 1, 1]
+    assert [res[f"get_{s}"] for s in ("dma_reads", "atu_translations", "net_trips", "dma_writes", "pio_writes")] \
+        == [1, 2, 2, 2, 1]
+    assert [res[f"velo_{s}"] for s in ("dma_reads", "atu_translations", "net_trips", "dma_writes", "pio_writes")] \
+        == [0, 0, 1, 1, 1]
+
+
+@pytest.mark.soak
+def test_demo(tmp_path):
+    """``make demo``'s cocotb side (``sim/demo.py``): every step's result is checked inside."""
+    out = tmp_path / "demo.json"
+    run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="sim.demo", testcase="demo",
+               params={"out": str(out)})
+    steps = json.loads(out.read_text())["steps"]
+    assert [s["step"] for s in steps][:4] == ["node 0: init", "node 1: init", "VELO send 0 -> 1 (32 B)",
+                                              "VELO send 1 -> 0 (16 B)"]

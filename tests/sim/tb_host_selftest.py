@@ -185,6 +185,9 @@ async def dma_latency_is_exact(dut):
     assert [t for _, t in reads] == [t for _, t in rsps[:8]]
     # with the link free, every response is offered exactly latency_cycles after its read
     assert lat[0] == host.latency_cycles, (lat, host.latency_cycles)
+    # ... which is table 3-1's t_dm at the core clock (sim/host_timing.py): 280 ns / 6.4 ns -> 44
+    cfg = host.cfg
+    assert lat[0] == round(cfg["host"]["dma_read_latency_ns"] * cfg["system"]["clock_mhz"] / 1000), lat
     assert all(x >= host.latency_cycles for x in lat), lat
 
 

@@ -1,0 +1,372 @@
+"""Two NICs back to back through the drivers (issue 37): ``build/bench/system.json`` and three plots in
+``docs/`` (``nic_latency_vs_size.png``, ``nic_bandwidth_vs_size.png``, ``nic_latency_breakdown.png``).
+
+:class:`rtl.nic.system.NicSystem` of ``tests/nic/config.py`` ``small_config`` (the default
+configuration with a five-port direct HTAX, one link port, 8 VPIDs; cable 2 cycles each way), each
+node with the host model and the driver (:mod:`sim.driver.nic`), Verilator at ``EXTOLL_CXX_OPT``
+(``-Os`` unless set).  Definitions of every measurement: ``tests/nic/tb_nic_bench.py``.  Cycles are
+counted at the NICs' host ports; nanoseconds are those cycles at 156.25 MHz (6.4 ns) plus the host's
+share from table 3-1 (:class:`sim.host_timing.HostTiming`: ``t_cd`` for the CPU store, ``t_dm / 2`` and
+``t_cm`` for the write the CPU polls for: 310 ns per one-way operation); ``*_with_software`` adds
+table 9-2's 300 ns of software overhead, which the dissertation's measured figures contain.
+
+Figures, each beside the dissertation's (ch. 9, table 7-10):
+
+* ``pingpong_{velo,put}_{cycles,ns}``: half round trip of a ping-pong per size (fig. 9-1), and
+  ``get_{cycles,ns}``: one get, post to the origin's completer notification;
+* ``stream_{velo,put,get}_MBps``: streaming bandwidth per size (fig. 9-5), MB = 10^6 bytes;
+* ``message_rate_Mps``: VELO 8 B, notification put, put 8 B (table 9-3);
+* ``<op>_<sub-operation>`` and ``<op>_<sub-operation>_table_9_1``: table 9-1's composition measured
+  through the whole NIC; ``startup_{cycles,ns,ns_with_software}``: its last column;
+* ``breakdown_{velo,put}_{cycles,ns}``: where an 8-byte operation's time goes (fig. 7-15);
+* ``dma_read_port_cycles``: the calibration check (table 3-1's t_dm, 44 cycles);
+* ``sim_cycles_per_s``: simulation speed of the 2-node system (and with ``--ring`` of an 8-node ring).
+
+``--quick``: a few sizes, nothing written (a check of the testbench).  ``--ring``: also the 8-node
+ring's simulation speed (not by default: its build alone exceeds the bench's time budget).
+``--from-raw``: no simulation, the JSON and the plots from the testbenches' raw results
+of the last run (``build/bench/system_raw/``).  Run time on the two-core project machine under load:
+the 2-node model builds in about 10 minutes at ``-Os`` and its run takes about 9; the 8-node ring's
+model elaborates in about 6 minutes and builds in about 20, its run about 2 (both builds cached
+afterwards in ``build/sim/``).
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import BENCH_DIR, DOCS_DIR, write_bench  # noqa: E402
+
+from rtl.nic.system import NicSystem  # noqa: E402
+from sim.host_timing import HostTiming  # noqa: E402
+from sim.runner import run_cocotb  # noqa: E402
+from tests.nic.config import ring_config, small_config  # noqa: E402
+
+SUB = ("dma_reads", "atu_translations", "net_trips", "dma_writes", "pio_writes")
+#: table 9-1: (DMA reads, ATU translations, network trips, DMA writes, PIO writes), measured latency
+#: in ns.  The two immediate-put rows are given as the text describes them (bench/rma.py: the table
+#: swaps them).
+TABLE_9_1 = {
+    "velo": ((0, 0, 1, 1, 1), 1300),
+    "notification_put": ((0, 0, 1, 1, 1), 1400),
+    "immediate_put": ((0, 1, 1, 1, 1), 1470),
+    "immediate_put_notif": ((0, 1, 1, 2, 1), 1670),
+    "put": ((1, 2, 1, 1, 1), 1990),
+    "put_notif": ((1, 2, 1, 2, 1), 2100),
+    "get": ((1, 2, 2, 2, 1), 2820),
+    "lock": ((1, 0, 2, 2, 1), 2700),
+}
+SOFTWARE_NS = 300                   # table 9-2, software overhead per operation
+#: table 9-3, messages per second
+TABLE_9_3 = {"velo_8B": 5.5e6, "notification_put": 2.6e6, "put_8B": 1.375e6}
+#: fig. 9-1 as the text gives it: VELO's ping-pong half round trip 1.3 us (ch. 9.1, 9.4, table 9-1),
+#: put (virtual addresses) 1.99 us minimum (table 7-7), get 2.82 us (table 9-1)
+FIG_9_1_NS = {"velo_8B": 1300, "put_8B": 1990, "get_8B": 2820}
+#: fig. 9-5 / ch. 9.1 / tables 7-7 and 7-10: maximum bandwidth 275 MB/s (put, virtual addressing;
+#: 274 MB/s in table 7-10), reached at ~4 KiB; VELO's maximum at 64 B with n_1/2 = 32 B; put passes
+#: VELO's maximum at 384 B, get at 512 B
+FIG_9_5 = {"max_MBps": 275, "velo_n_half_bytes": 32, "put_passes_velo_bytes": 384, "get_passes_velo_bytes": 512}
+VELO_SIZES = (8, 16, 32, 64)
+RAW_DIR = BENCH_DIR / "system_raw"      # the testbenches' raw results, for --from-raw
+STREAM_VELO_SIZES = (8, 16, 32, 56, 64)
+RMA_SIZES = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
+def cxx_opt():
+    return os.environ.get("EXTOLL_CXX_OPT", "-Os")
+
+
+def run_pair(params):
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "system.json"
+        t = time.perf_counter()
+        run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
+                   params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
+        print(f"2-node bench: {time.perf_counter() - t:.0f} s (build included)")
+        return json.loads(out.read_text())
+
+
+def run_ring(nodes=8):
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "ring.json"
+        t = time.perf_counter()
+        run_cocotb(NicSystem(ring_config(nodes), nodes=nodes, topology="ring"), name=f"nic_ring{nodes}",
+                   test_module="tests.nic.tb_nic_ring_speed", params={"out": str(out)}, seed=1,
+                   cxx_opt=cxx_opt())
+        res = json.loads(out.read_text())
+        res["wall_s"] = round(time.perf_counter() - t)
+        return res
+
+
+def first_size(curve, threshold):
+    """The smallest size (key ``<n>B``) whose value exceeds ``threshold``, or 0."""
+    for k, v in curve.items():
+        if v > threshold:
+            return int(k[:-1])
+    return 0
+
+
+def n_half(curve):
+    """The smallest size reaching half of the curve's maximum."""
+    top = max(curve.values())
+    return next(int(k[:-1]) for k, v in curve.items() if v >= top / 2)
+
+
+def derive(raw, t, ring):
+    """The JSON's figures from the testbench's raw cycle counts."""
+    mhz = 1000 / t.cycle_ns
+    one_way = t.host_ns(stores=1, polls=1)
+    res = {}
+
+    def curve(prefix, sizes, scale=1.0, digits=1):
+        return {f"{n}B": round(raw[f"{prefix}_{n}B"] * scale, digits) for n in sizes if f"{prefix}_{n}B" in raw}
+
+    velo_sizes = [n for n in VELO_SIZES if f"pingpong_velo_{n}B" in raw]
+    rma_sizes = [n for n in RMA_SIZES if f"pingpong_put_{n}B" in raw]
+    for name, prefix, sizes in (("pingpong_velo", "pingpong_velo", velo_sizes),
+                                ("pingpong_put", "pingpong_put", rma_sizes), ("get", "pingpong_get", rma_sizes)):
+        cyc = curve(prefix, sizes)
+        res[f"{name}_cycles"] = cyc
+        res[f"{name}_ns"] = {k: round(v * t.cycle_ns + one_way) for k, v in cyc.items()}
+        res[f"{name}_ns_with_software"] = {k: v + SOFTWARE_NS for k, v in res[f"{name}_ns"].items()}
+    res["pingpong_ns_fig_9_1"] = FIG_9_1_NS
+
+    # streaming bandwidth: bytes per cycle -> MB/s at the core clock
+    for kind, sizes in (("velo", STREAM_VELO_SIZES), ("put", rma_sizes), ("get", rma_sizes)):
+        res[f"stream_{kind}_bytes_per_cycle"] = curve(f"stream_{kind}", sizes, digits=4)
+        res[f"stream_{kind}_MBps"] = {k: round(v * mhz, 1) for k, v in res[f"stream_{kind}_bytes_per_cycle"].items()}
+    velo_max = max(res["stream_velo_MBps"].values())
+    res["stream_summary"] = {
+        "max_MBps_put": max(res["stream_put_MBps"].values()), "max_MBps_get": max(res["stream_get_MBps"].values()),
+        "max_MBps_velo": velo_max, "velo_n_half_bytes": n_half(res["stream_velo_MBps"]),
+        "put_passes_velo_bytes": first_size(res["stream_put_MBps"], velo_max),
+        "get_passes_velo_bytes": first_size(res["stream_get_MBps"], velo_max)}
+    res["stream_summary_dissertation"] = FIG_9_5
+    link_mbps = 16 / 8 * mhz                    # one 16-bit phit per cycle each way
+    res["link_raw_MBps"] = round(link_mbps, 1)
+
+    rates = {"velo_8B": raw["rate_velo_8B"], "notification_put": raw["rate_notification_put"],
+             "put_8B": raw["rate_put_8B"]}
+    res["message_rate_per_cycle"] = rates
+    res["message_rate_Mps"] = {k: round(v * mhz, 3) for k, v in rates.items()}
+    res["message_rate_Mps_table_9_3"] = {k: v / 1e6 for k, v in TABLE_9_3.items()}
+
+    ops = [op for op in TABLE_9_1 if f"startup_{op}" in raw]
+    for op in ops:
+        counts, _ = TABLE_9_1[op]
+        for s, v in zip(SUB, counts, strict=True):
+            res[f"{op}_{s}"] = raw[f"{op}_{s}"]
+            res[f"{op}_{s}_table_9_1"] = v
+        res[f"{op}_gat_reads"] = raw[f"{op}_gat_reads"]
+    res["composition_matches_table_9_1"] = sum(
+        all(raw[f"{op}_{s}"] == c for s, c in zip(SUB, TABLE_9_1[op][0], strict=True)) for op in ops)
+    res["startup_cycles"] = {op: raw[f"startup_{op}"] for op in ops}
+    res["startup_ns"] = {op: round(raw[f"startup_{op}"] * t.cycle_ns + one_way) for op in ops}
+    res["startup_ns_with_software"] = {op: v + SOFTWARE_NS for op, v in res["startup_ns"].items()}
+    res["startup_ns_table_9_1"] = {op: TABLE_9_1[op][1] for op in ops}
+
+    for op in ("velo", "put"):
+        if f"breakdown_{op}_total" not in raw:
+            continue
+        seg = {k: raw[f"breakdown_{op}_{k}"] for k in ("host_model_send", "sender_nic", "cable", "receiver_nic")}
+        res[f"breakdown_{op}_cycles"] = {**seg, "total": raw[f"breakdown_{op}_total"],
+                                         "self_loop": raw[f"breakdown_{op}_self_loop"]}
+        nic = raw[f"breakdown_{op}_self_loop"]
+        res[f"breakdown_{op}_ns"] = {
+            "cpu_store_t_cd": t.store_ns,
+            "sender_nic_and_network": round((seg["host_model_send"] + seg["sender_nic"]) * t.cycle_ns, 1),
+            "cable": round(seg["cable"] * t.cycle_ns, 1),
+            "receiver_nic_and_network": round(seg["receiver_nic"] * t.cycle_ns, 1),
+            "write_to_memory_t_dm_half": t.dma_write_ns, "poll_t_cm": t.poll_ns,
+            "nic_alone_self_loop": round(nic * t.cycle_ns, 1),
+            "network_beyond_nic": round((raw[f"breakdown_{op}_total"] - nic) * t.cycle_ns, 1),
+            "total": round(raw[f"breakdown_{op}_total"] * t.cycle_ns + one_way, 1)}
+    res["breakdown_total_ns_table_7_10"] = 1300
+
+    res["dma_read_port_cycles"] = raw["dma_read_port_cycles"]
+    res["dma_read_port_cycles_table_3_1"] = t.dma_read_cycles
+    res["register_read_port_cycles"] = raw["register_read_port_cycles"]
+    res["register_read_ns"] = round(t.cpu_read_ns(raw["register_read_port_cycles"]), 1)
+    res["host_share_ns"] = {"cpu_store_t_cd": t.store_ns, "write_to_memory_t_dm_half": t.dma_write_ns,
+                            "poll_t_cm": t.poll_ns, "one_way_total": one_way, "cpu_read_2_t_cd": 2 * t.cpu_device_ns}
+
+    speed = {"2node_idle": raw["sim_cycles_per_s_idle"], "2node_busy": raw["sim_cycles_per_s_busy"]}
+    if ring:
+        speed["8node_ring_idle"] = ring["idle_cycles_per_s"]
+        speed["8node_ring_busy"] = ring["busy_cycles_per_s"]
+        res["ring8_build_and_run_s"] = ring["wall_s"]
+    res["sim_cycles_per_s"] = speed
+    res["sim_2node_cycles"] = raw["sim_cycles_total"]
+    res["sim_2node_wall_s"] = raw["sim_wall_s"]
+    return res
+
+
+def check(res):
+    """The calibration the ns figures rest on: a DMA read's round trip at the port is t_dm."""
+    if res["dma_read_port_cycles"] != res["dma_read_port_cycles_table_3_1"]:
+        raise AssertionError(f"DMA read round trip at the host port is {res['dma_read_port_cycles']} cycles, "
+                             f"table 3-1's t_dm is {res['dma_read_port_cycles_table_3_1']}")
+
+
+def plots(res):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plots")
+        return
+
+    def xs(curve):
+        return [int(k[:-1]) for k in curve]
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for name, label in (("pingpong_velo", "VELO (half round trip)"), ("pingpong_put", "put (half round trip)"),
+                        ("get", "get")):
+        c = res[f"{name}_ns_with_software"]
+        ax.plot(xs(c), list(c.values()), "o-", label=label)
+    ref = res["pingpong_ns_fig_9_1"]
+    ax.plot([8, 8, 8], [ref["velo_8B"], ref["put_8B"], ref["get_8B"]], "kx", markersize=9,
+            label="dissertation, 8 B (fig. 9-1, tables 7-7, 9-1)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("operation size [bytes]")
+    ax.set_ylabel("latency [ns]")
+    ax.set_title("Two NICs back to back: ping-pong latency\n(port cycles x 6.4 ns + table 3-1 host + 300 ns software)",
+                 fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(DOCS_DIR / "nic_latency_vs_size.png", dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for kind in ("velo", "put", "get"):
+        c = res[f"stream_{kind}_MBps"]
+        ax.plot(xs(c), list(c.values()), "o-", label=f"{kind}")
+    ax.axhline(res["stream_summary_dissertation"]["max_MBps"], color="k", ls="--", lw=1,
+               label="dissertation maximum, 275 MB/s (table 7-7)")
+    ax.axhline(res["link_raw_MBps"], color="grey", ls=":", lw=1, label="link, 16 bits per cycle")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("operation size [bytes]")
+    ax.set_ylabel("bandwidth [MB/s]")
+    ax.set_title("Two NICs back to back: streaming bandwidth (fig. 9-5)", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(DOCS_DIR / "nic_bandwidth_vs_size.png", dpi=100)
+    plt.close(fig)
+
+    parts = [("cpu_store_t_cd", "CPU store (t_cd)"), ("sender_nic_and_network", "sending NIC + network layer"),
+             ("cable", "cable (channel model)"), ("receiver_nic_and_network", "receiving network layer + NIC"),
+             ("write_to_memory_t_dm_half", "write to memory (t_dm/2)"), ("poll_t_cm", "CPU poll (t_cm)")]
+    ops = [op for op in ("velo", "put") if f"breakdown_{op}_ns" in res]
+    fig, ax = plt.subplots(figsize=(7, 1.9 + 0.5 * len(ops)))
+    for i, op in enumerate(ops):
+        left = 0
+        for k, (key, label) in enumerate(parts):
+            w = res[f"breakdown_{op}_ns"][key]
+            ax.barh(i, w, left=left, color=f"C{k}", label=label if i == 0 else None)
+            left += w
+    ax.set_yticks(range(len(ops)), [f"{op} 8 B" for op in ops])
+    ax.set_xlabel("ns (one way, no software)")
+    ax.set_title("Where an 8-byte operation's time goes (cf. fig. 7-15)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=3)
+    fig.tight_layout()
+    fig.savefig(DOCS_DIR / "nic_latency_breakdown.png", dpi=100)
+    plt.close(fig)
+    print("wrote docs/nic_latency_vs_size.png, docs/nic_bandwidth_vs_size.png, docs/nic_latency_breakdown.png")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="a few sizes, write nothing")
+    ap.add_argument("--ring", action="store_true",
+                    help="also the 8-node ring's simulation speed (its first build takes well over 20 minutes)")
+    ap.add_argument("--from-raw", action="store_true",
+                    help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
+    args = ap.parse_args()
+    cfg = small_config()
+    t = HostTiming.from_config(cfg)
+    params = {}
+    if args.quick:
+        params = {"velo_sizes": [8, 64], "rma_sizes": [8, 4096], "stream_velo_sizes": [8, 64],
+                  "ops": ["velo", "put", "get"], "idle_cycles": 2000}
+    if args.from_raw:
+        raw = json.loads((RAW_DIR / "pair.json").read_text())
+        ring_path = RAW_DIR / "ring.json"
+        ring = json.loads(ring_path.read_text()) if ring_path.exists() and args.ring else None
+    else:
+        raw = run_pair(params)
+        ring = run_ring() if args.ring and not args.quick else None
+        if not args.quick:
+            RAW_DIR.mkdir(parents=True, exist_ok=True)
+            (RAW_DIR / "pair.json").write_text(json.dumps(raw, indent=1) + "\n")
+            if ring:
+                (RAW_DIR / "ring.json").write_text(json.dumps(ring, indent=1) + "\n")
+    res = derive(raw, t, ring)
+    check(res)
+    if args.quick:
+        print(json.dumps(res, indent=1))
+        return
+    write_bench("system", res, {
+        "config": "tests/nic/config.py small_config: configs/default.toml with a 5-port direct HTAX, one link "
+                  "port, 8 VPIDs, 4 nodes, 64 TLB entries",
+        "system": "rtl.nic.system.NicSystem, 2 nodes back to back (b2b), cable latency 2 cycles each way",
+        "ring": "NicSystem(ring_config(8), nodes=8, topology='ring'): two link ports per node",
+        "htax_variant": cfg["htax"]["variant"], "address_mode": "virtual (ATU), TLBs warm",
+        "clock_mhz": cfg["system"]["clock_mhz"], "cxx_opt": cxx_opt(),
+        "host_timing_ns": {"t_cc": t.cpu_cache_ns, "t_cm": t.cpu_memory_ns, "t_cd": t.cpu_device_ns,
+                           "t_dm": t.dma_read_ns, "t_cyc": t.cycle_ns},
+        "units": {"*_cycles": "core clock cycles at the host ports", "*_ns": "ns end to end: cycles x t_cyc + "
+                  "host share (t_cd + t_dm/2 + t_cm per one-way operation, sim/host_timing.py)",
+                  "*_ns_with_software": "+ 300 ns software overhead (table 9-2)",
+                  "*_MBps": "10^6 bytes per second at 156.25 MHz", "*_bytes_per_cycle": "payload bytes per cycle",
+                  "message_rate_Mps": "10^6 operations per second", "sim_cycles_per_s": "simulated cycles per "
+                  "wall-clock second"},
+        "measured_at": "tests/nic/tb_nic_bench.py: ping-pong polling every cycle; streams and rates: the sink's "
+                       "device writes; composition: both nodes' host models and NIC counters"},
+        notes(res))
+    plots(res)
+
+
+def notes(res):
+    out = {
+        "latency": "the dissertation's figures are wall-clock on the HTX prototype: HT core, PHY (SERDES), "
+                   "software; here the NIC is cycle-exact at its host port, the host is table 3-1's constants, "
+                   "the cable a 2-cycle channel model without SERDES, and software is table 9-2's 300 ns",
+        "bandwidth": "one 16-bit link at 156.25 MHz carries at most 312.5 MB/s raw; the prototype's 275 MB/s "
+                     "is the same link's payload rate.  Here every RMA packet carries one 64-byte line behind a "
+                     "route word, a network header and two command words (12 beats of 4 phits, plus the flit's "
+                     "header and CRC phits: about 50 link cycles per 64 bytes, 1.28 bytes per cycle = 200 MB/s; "
+                     "docs/rma.md names the fix: command words in the first packet only).  VELO's 56-byte "
+                     "packets carry less overhead per byte, so put and get never pass VELO's maximum",
+        "message_rate": "the host model issues CPU stores back to back at the port (t_cd is a latency, not an "
+                        "occupancy), so the rates are the NIC's, not a CPU's: the prototype's rates include the "
+                        "processor's cost per store and per poll",
+        "sim_speed": "wall-clock figures depend on the machine's load (two shared cores, load average ~7 during "
+                     "the run)",
+        "breakdown": "fig. 7-15's numbers are in a figure only; the text gives the total (1300 ns start-up, "
+                     "table 7-10). nic_alone_self_loop: the same operation sent by node 0 to itself (host "
+                     "ports, HTAX, unit, network port, one crossbar pass); network_beyond_nic: the rest "
+                     "(second crossbar, two link ports, cable)",
+    }
+    for op in TABLE_9_1:
+        if f"{op}_dma_reads" not in res:
+            continue
+        diffs = [f"{s}: {res[f'{op}_{s}']} here, {res[f'{op}_{s}_table_9_1']} in table 9-1" for s in SUB
+                 if res[f"{op}_{s}"] != res[f"{op}_{s}_table_9_1"]]
+        if diffs:
+            out[op] = "; ".join(diffs)
+    return out
+
+
+if __name__ == "__main__":
+    main()
