@@ -6,7 +6,8 @@ Expected memories and notifications are computed here from the operations' defin
 table 7-2, ``docs/rma.md``), not from the RTL: a put copies, a get copies back, an immediate put
 writes its 8 bytes, every notification the table calls for arrives with its class, command, error,
 start address and peer.  The host memory's ownership hook refuses any device write outside the
-notification queues, the lock region and the pages registered to a VPID."""
+notification queues, the lock region and the pages registered to a VPID, and records every device write
+in order: a completer notification must land after the last byte of the data it announces (ch. 7.5.3)."""
 
 import random
 from collections import Counter
@@ -44,8 +45,13 @@ class Node:
     def __init__(self, dut, n, seed, **host_kw):
         self.host = HostModel(dut, cfg=CFG, port=f"htax{n}", host_port=CFG["rma"]["host_port"], route=route,
                               seed=seed + n, **host_kw)
-        self.host.memory.write_hook = allowed
+        self.writes = []                    # (addr, size, owner) of every device write, in arrival order
+        self.host.memory.write_hook = self._record
         self.rma = RmaNode(self.host, CFG, node=n)
+
+    def _record(self, addr, size, owner):
+        self.writes.append((addr, size, owner))
+        return allowed(addr, size, owner)
 
     def check_clean(self):
         assert not self.host.errors, self.host.errors[:5]
@@ -71,18 +77,37 @@ def key(n):
     return (n["cls"], n["command"], n["error"], n["value"], n["peer_node"], n["peer_vpid"])
 
 
-async def collect(ports, expected, timeout_cycles=40000):
-    """Wait until every port has as many notifications as expected; compare them as multisets."""
+async def collect(ports, expected, timeout_cycles=40000, order=None):
+    """Wait until every port has as many notifications as expected; compare them as multisets.
+    ``order[port key]``, if given, gets each notification's key in queue order."""
     for pk, port in ports.items():
         want = Counter(expected.get(pk, []))
         got = Counter()
         for _ in range(sum(want.values())):
             try:
-                got[key(await port.wait(timeout_cycles=timeout_cycles))] += 1
+                k = key(await port.wait(timeout_cycles=timeout_cycles))
+                got[k] += 1
+                if order is not None:
+                    order.setdefault(pk, []).append(k)
             except RmaTimeout:
                 raise AssertionError(f"{pk}: timed out; missing {sorted((want - got).items())}, "
                                      f"unexpected {sorted((got - want).items())}") from None
         assert got == want, f"{pk}: notifications {sorted(got.items())} != expected {sorted(want.items())}"
+
+
+def check_data_first(ns, announced, order):
+    """Each completer notification in ``announced`` (node, vpid, phys, size, key) was written into its
+    queue after every device write into the data it announces.  The i-th notification a port read is
+    the i-th device write into its queue (the queue is written in order and read in order)."""
+    for d, v, phys, size, k in announced:
+        nq = [i for i, w in enumerate(ns[d].writes) if w[2] == f"rma_nq{v}"]
+        seen = order[(d, v)]
+        at = nq[len(seen) - 1 - seen[::-1].index(k)]    # the latest: slots are unique within a batch
+        data = [i for i, (a, n, owner) in enumerate(ns[d].writes)
+                if owner.startswith("vpid") and a < phys + size and phys < a + n]
+        assert data, f"node {d}: no device write into {phys:#x}+{size}, announced by {k}"
+        assert max(data) < at, (f"node {d}: notification {k} (write {at}) landed before data write "
+                                f"{max(data)} into {phys:#x}+{size}")
 
 
 def diagnose(dut, ns):
@@ -144,6 +169,7 @@ async def random_ops(dut):
             n.host.memory.write(r.phys, bytes(rng.randrange(256) for _ in range(r.size)))
     expected = {}
     writes = []                                     # (node, vpid, addr, bytes) the test expects
+    announced, order = [], {}                       # completer notifications and their data; queue order
     counts = Counter()
     total_ops, batch = p.get("ops", 24), 32     # a batch never takes a slot twice (64 per region),
     for first in range(0, total_ops, batch):     # so no two operations in flight share memory
@@ -172,6 +198,7 @@ async def random_ops(dut):
                             expected.setdefault((s, sv), []).append(note(Cls.REQUESTER, PUT, local, d, dv))
                         if bits[1]:
                             expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, PUT, remote, s, sv))
+                            announced.append((d, dv, phys_of(rr, remote), nbytes, expected[(d, dv)][-1]))
                     else:
                         data = dst.host.memory.read(phys_of(rr, remote), nbytes)
                         writes.append((s, phys_of(lr, local), data))
@@ -179,6 +206,7 @@ async def random_ops(dut):
                         counts["get"] += 1
                         if bits[1]:
                             expected.setdefault((s, sv), []).append(note(Cls.COMPLETER, GET, local, d, dv))
+                            announced.append((s, sv, phys_of(lr, local), nbytes, expected[(s, sv)][-1]))
                         if bits[2]:
                             expected.setdefault((d, dv), []).append(note(Cls.RESPONDER, GET, remote, s, sv))
                 elif cmd == IMM:
@@ -189,6 +217,7 @@ async def random_ops(dut):
                     counts["put"] += 1
                     if bits[1]:
                         expected.setdefault((d, dv), []).append(note(Cls.COMPLETER, IMM, remote, s, sv))
+                        announced.append((d, dv, phys_of(regions[(d, dv)], remote), 8, expected[(d, dv)][-1]))
                 else:
                     value = rng.getrandbits(64)
                     await sp.notification_put(d, dv, value)
@@ -196,7 +225,7 @@ async def random_ops(dut):
                 if rng.random() < 0.3:
                     await src.host.cycles(rng.randrange(1, 60))
         try:
-            await collect(ports, expected)
+            await collect(ports, expected, order=order)
         except AssertionError:
             diagnose(dut, ns)
             raise
@@ -207,6 +236,8 @@ async def random_ops(dut):
         for n, a, b in writes:
             got = ns[n].host.memory.read(a, len(b))
             assert got == b, f"node {n} {a:#x}+{len(b)}: {got.hex()} != {b.hex()}"
+        check_data_first(ns, announced, order)
+        announced.clear()
         expected.clear()
         writes.clear()
     total = Counter()
