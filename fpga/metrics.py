@@ -77,6 +77,8 @@ SOURCES = {
     "reports/netport": "make report UNIT=netport",
     "reports/velo": "make report UNIT=velo",
     "reports/rma": "make report UNIT=rma",
+    "bench/system": "python bench/system.py",
+    "reports/nic": "make report UNIT=nic",
 }
 
 _FMAX = at_least(200)
@@ -128,6 +130,8 @@ _NET = "Network layer (`rtl/xbar`, `rtl/netport`, `rtl/netlayer`, issue 34)"
 _XBAR = "Network crossbar, 6 link ports + 2 network ports (`rtl/xbar`, issue 34)"
 _VELO = "VELO (`rtl/velo`, issue 35)"
 _RMA = "RMA (`rtl/rma`, two nodes, 4-port HTAX; definitions in `docs/rma.md`)"
+_SYS = "Two NICs back to back (`bench/system.py`, issue 37)"
+_NIC = "The NIC, default configuration (`rtl/nic`, issue 37)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
 
@@ -145,6 +149,9 @@ NOTES = {
     _VELO: "Latencies and rates at the requester's and completer's ports (outputs ready), loopback "
            "through the default eight-port switch, host memory at 44 cycles; definitions in "
            "`docs/velo.md`.",
+    _SYS: "NICs of `tests/nic/config.py`, 2-cycle cable, virtual addresses; ns = cycles x 6.4 + table 3-1's "
+          "host share (t_cd + t_dm/2 + t_cm = 310 ns); the dissertation's ns include its PHY and 300 ns of "
+          "software.  Definitions in `docs/nic.md`.",
     _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "
           "`[htax]` selects: `HtaxPipelined` in configs/default.toml), host memory 44 cycles; definitions "
           "in `docs/atu.md`.",
@@ -244,4 +251,33 @@ METRICS = [
     Metric(_RMA, "bench/rma", "words_per_cycle_4096B", "put and get bandwidth at 4 KiB (bound 8/9)", "words/cycle",
            at_least(0.85)),
     *_resources(_RMA, "rma", fmax_goal=at_least(156.25), diss={"ecp5_fmax_mhz": _CORE_CLOCK}),
+    Metric(_SYS, "bench/system", "composition_matches_table_9_1",
+           "operations whose DMA reads, translations, trips, DMA writes, CPU stores equal table 9-1's", "of 8",
+           at_least(8)),
+    Metric(_SYS, "bench/system", "startup_cycles", "start-up latency, CPU store to completion in memory",
+           "cycles"),
+    Metric(_SYS, "bench/system", "startup_ns", "the same in ns", "ns", None,
+           "1300 / 1400 / 1470 / 1670 / 1990 / 2100 / 2820 / 2700 (table 9-1)"),
+    Metric(_SYS, "bench/system", "pingpong_velo_cycles", "ping-pong half round trip, VELO", "cycles", None,
+           "8 B: 1300 ns (fig. 9-1)"),
+    Metric(_SYS, "bench/system", "pingpong_put_cycles.8B+pingpong_put_cycles.512B+pingpong_put_cycles.4096B",
+           "the same, put 8 B / 512 B / 4 KiB", "cycles", None, "8 B: 1990 ns (table 7-7)"),
+    Metric(_SYS, "bench/system", "get_cycles.8B+get_cycles.512B+get_cycles.4096B",
+           "get latency 8 B / 512 B / 4 KiB", "cycles", None, "8 B: 2820 ns (table 9-1)"),
+    Metric(_SYS, "bench/system", "stream_summary.max_MBps_put+stream_summary.max_MBps_get+stream_summary.max_MBps_velo",
+           "streaming bandwidth, put / get / VELO at their largest size", "MB/s", None,
+           "275 (table 7-7; fig. 9-5)"),
+    Metric(_SYS, "bench/system", "message_rate_Mps.velo_8B", "message rate, VELO 8 B", "M/s", at_least(5.5),
+           "5.5 (table 9-3)"),
+    Metric(_SYS, "bench/system", "message_rate_Mps.notification_put", "message rate, notification put", "M/s",
+           at_least(2.6), "2.6 (table 9-3)"),
+    Metric(_SYS, "bench/system", "message_rate_Mps.put_8B", "message rate, put 8 B", "M/s", at_least(1.375),
+           "1.375 (table 9-3)"),
+    Metric(_SYS, "bench/system", "breakdown_velo_cycles", "breakdown, VELO 8 B one way (fig. 7-15)", "cycles"),
+    Metric(_SYS, "bench/system", "sim_cycles_per_s", "simulation speed, Verilator", "cycles/s"),
+    *_resources(_NIC, "nic", fmax_goal=at_least(156.25), diss={
+        "ecp5_fmax_mhz": _CORE_CLOCK, "ecp5_lut4": "74,137 LUT", "ecp5_ff": "27,063",
+        "ecp5_dp16kd": "139 BRAM (table 7-9, Virtex-4)"}),
+    Metric(_NIC, "reports/nic", "ecp5_utilization.TRELLIS_COMB+ecp5_utilization.DP16KD",
+           "LFE5UM5G-85F logic cells / DP16KD used, available, %", ""),
 ]

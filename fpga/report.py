@@ -77,6 +77,17 @@ def _pnr(unit, workdir, target_mhz, seed, placer):
     return t, json.loads((workdir / out).read_text())
 
 
+def utilization(util):
+    """``{cell: [used, available, percent]}`` of the placed design's logic, flip-flops and block RAM
+    (nextpnr's ``utilization`` report): a unit that places fits the device."""
+    out = {}
+    for cell in ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD", "TRELLIS_RAMW"):
+        u = util.get(cell)
+        if u and u.get("available"):
+            out[cell] = [u["used"], u["available"], round(100 * u["used"] / u["available"], 1)]
+    return out
+
+
 def ecp5(unit, workdir, target_mhz, seeds, placer="heap"):
     """Synthesis once, place and route once per seed (two at a time: nextpnr-ecp5 under WASM uses one
     core); ``ecp5_fmax_mhz`` is the median over the seeds (the lower middle one for an even count)."""
@@ -111,6 +122,8 @@ def ecp5(unit, workdir, target_mhz, seeds, placer="heap"):
         # a slice holds two TRELLIS_COMB (LUT4 + carry/mux) cells: the unit the dissertation counts in
         "ecp5_comb_cells": util.get("TRELLIS_COMB", {}).get("used", 0),
         "ecp5_slices": -(-util.get("TRELLIS_COMB", {}).get("used", 0) // 2),
+        "ecp5_fits": bool(util),                # nextpnr placed and routed it on the LFE5UM5G-85F
+        "ecp5_utilization": utilization(util),
         "ecp5_fmax_mhz": mid["fmax_mhz"],
         "ecp5_fmax_by_seed": {str(r["seed"]): r["fmax_mhz"] for r in per_seed},
         "ecp5_target_mhz": target_mhz,
