@@ -13,7 +13,7 @@ import copy
 
 from rtl.config import load
 
-__all__ = ["small_config"]
+__all__ = ["small_config", "system_config"]
 
 
 def _update(cfg, name, **values):
@@ -33,4 +33,15 @@ def small_config():
     _update(cfg, "xbar", link_ports=1, net_ports=1)
     _update(cfg, "regs", link_ports=1)
     _update(cfg, "link", rx_buffer_beats=32, replay_flits=8)
+    return cfg
+
+
+def system_config(link_ports, nodes=4):
+    """:func:`small_config` with ``link_ports`` link ports (``[xbar]`` and ``[regs]``) and ``nodes``
+    route-table entries (``[system]``): 2 link ports for a ring, 6 for a 3-D torus (a 2 x 2 x 2 torus
+    cables all six, :func:`rtl.nic.system.topology`)."""
+    cfg = small_config()
+    _update(cfg, "system", nodes=nodes)
+    _update(cfg, "xbar", link_ports=link_ports)
+    _update(cfg, "regs", link_ports=link_ports)
     return cfg
