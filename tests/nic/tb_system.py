@@ -845,7 +845,7 @@ class Fuzz:
         for (n, v), port in self.nq.items():
             while (x := port.poll()) is not None:
                 got.append(((n, v), (x["cls"], x["command"], x["error"], x["peer_node"], x["peer_vpid"]),
-                            x.get("lock")))
+                            None if x["error"] else x.get("lock")))     # an error carries no result
         return got
 
     def take_messages(self):

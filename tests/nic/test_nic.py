@@ -137,3 +137,4 @@ def test_nic_system_hang_repro():
     p = dict(flit_error=0.0, phases=1, cycles=1000, drain=1500)
     top, name = _system(**p)
     run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="traffic", params=p, seed=958175418)
+
