@@ -61,6 +61,8 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
                test_dir=None, timeout_s=None, cxx_opt=None):
     """Run cocotb ``test_module`` against ``component``; raise :class:`CocotbFailure` on failure.
 
+    ``testcase``: one test's name, a list of names (run one after the other in one simulation, so they
+    share the build and the elaboration), or ``None`` for every test of the module.
     ``cxx_opt``: g++ optimisation level of the model (default :data:`CXX_OPT`).
 
     Returns ``(results_xml_path, seed)``.
@@ -68,6 +70,11 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
     from cocotb_tools.runner import get_results, get_runner
 
     cxx_opt = cxx_opt or CXX_OPT
+    if testcase is not None and not isinstance(testcase, str):
+        testcase = list(testcase)
+        if not testcase or not all(isinstance(t, str) and t for t in testcase):
+            raise ValueError(f"testcase must be a name or a non-empty list of names, not {testcase!r}")
+    label = testcase if testcase is None or isinstance(testcase, str) else "+".join(testcase)
     if not re.fullmatch(r"-O[0-3s]", cxx_opt):
         raise ValueError(f"cxx_opt (EXTOLL_CXX_OPT) must be one of -O0, -O1, -O2, -O3, -Os, not {cxx_opt!r}")
     sim = sim or simulator()
@@ -107,10 +114,10 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
     env = {"EXTOLL_TB": json.dumps(params or {}), "EXTOLL_SEED": str(seed)}
     if timeout_s is not None:
         env["EXTOLL_TB_TIMEOUT_S"] = str(timeout_s)
-    test_dir = Path(test_dir or build_dir / f"run_{os.getpid()}_{testcase or 'all'}")
+    test_dir = Path(test_dir or build_dir / f"run_{os.getpid()}_{label or 'all'}")
     test_dir.mkdir(parents=True, exist_ok=True)
     results = str(test_dir / "results.xml")
-    print(f"cocotb {test_module}{'.' + testcase if testcase else ''} on {sim}, seed {seed} "
+    print(f"cocotb {test_module}{'.' + label if label else ''} on {sim}, seed {seed} "
           f"(replay with SEED={seed})")
     try:
         path = runner.test(test_module=test_module, hdl_toplevel=name, testcase=testcase, seed=seed,

@@ -9,6 +9,8 @@ two :class:`~rtl.net.loopback.LfsrChannel` (one per direction: ``latency`` cycle
 without a cable see an idle line.  Routes are not built in: the driver writes every node's route table.
 """
 
+import math
+
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -20,20 +22,50 @@ from rtl.net.params import PhitCtl
 
 from .nic import Nic
 
-__all__ = ["NicSystem", "topology"]
+__all__ = ["NicSystem", "topology", "flip_threshold"]
 
 
-def topology(name, nodes):
-    """The :mod:`sim.routing` topology ``name`` of ``nodes`` nodes: ``"b2b"`` (2 nodes, the cable on
-    link port 0 of both, so one link port suffices) or ``"ring"``."""
+def flip_threshold(flit_error, flit_phits):
+    """The ``flip`` threshold for a flit error rate ``flit_error`` on flits of ``flit_phits`` phits.
+
+    :class:`~rtl.net.loopback.LfsrChannel` flips one bit of a phit (data or control) when its 32-bit
+    xorshift value, uniform over ``1 .. 2**32 - 1``, is below ``flip`` (``drop`` and ``burst`` are 0
+    here): a phit is hit with probability ``p = flip / 2**32``, independently of every other phit, so a
+    flit of ``n`` phits arrives damaged with probability ``1 - (1 - p)**n``.  The threshold solves that
+    for ``n = flit_phits``; shorter flits (control flits, short data flits) see a lower rate.
+    """
+    if not 0 <= flit_error < 1:
+        raise ValueError(f"flit_error must be in [0, 1), not {flit_error}")
+    check_int("flit_phits", flit_phits, 1)
+    return min(0xFFFF_FFFF, round((1 - (1 - flit_error) ** (1 / flit_phits)) * 2 ** 32))
+
+
+def topology(name, nodes, *, shape=None):
+    """The :mod:`sim.routing` topology ``name`` of ``nodes`` nodes.
+
+    ``"b2b"``: 2 nodes, the cable on link port 0 of both, so one link port suffices.  ``"ring"``: a
+    ring of ``nodes`` (link ports ``+x`` 0, ``-x`` 1).  ``"torus"``: a 2-D or 3-D torus of ``shape``
+    (nodes per dimension, their product ``nodes``), the default port numbering (``+x`` 0 .. ``-z`` 5),
+    so a 2 x 2 x 2 torus needs six link ports (a dimension of 2 has two parallel cables).
+    """
     from sim import routing
+    if name != "torus" and shape is not None:
+        raise ValueError(f"only a torus takes a shape, not {name!r}")
     if name == "b2b":
         if nodes != 2:
             raise ValueError(f"a back-to-back topology has 2 nodes, not {nodes}")
         return routing.back_to_back(ports={1: (1, 0)})
     if name == "ring":
         return routing.ring(k=nodes)
-    raise ValueError(f"topology must be 'b2b' or 'ring', not {name!r}")
+    if name == "torus":
+        shape = tuple(shape or ())
+        if len(shape) not in (2, 3):
+            raise ValueError(f"a torus shape has 2 or 3 dimensions, not {shape!r}")
+        if math.prod(shape) != nodes:
+            raise ValueError(f"a torus of shape {shape!r} has {math.prod(shape)} nodes, not {nodes}")
+        return routing.torus_2d(kx=shape[0], ky=shape[1]) if len(shape) == 2 else \
+            routing.torus_3d(kx=shape[0], ky=shape[1], kz=shape[2])
+    raise ValueError(f"topology must be 'b2b', 'ring' or 'torus', not {name!r}")
 
 
 class NicSystem(wiring.Component):
@@ -46,6 +78,8 @@ class NicSystem(wiring.Component):
         2..16.
     topology : str or sim.routing.Topology
         A name for :func:`topology`, or the topology itself (``nodes`` nodes).
+    shape : tuple of int, optional
+        The shape of a ``"torus"``.
     latency : int
         Cable latency in cycles, each direction (1..).
     revision : (int, bool)
@@ -59,10 +93,11 @@ class NicSystem(wiring.Component):
         Bit-error threshold of every channel (0: none).
     """
 
-    def __init__(self, cfg, *, nodes=2, topology="b2b", latency=2, revision=(0, False)):
+    def __init__(self, cfg, *, nodes=2, topology="b2b", shape=None, latency=2, revision=(0, False)):
         check_int("nodes", nodes, 2, 16)
         check_int("latency", latency, 1)
-        self.topo = globals()["topology"](topology, nodes) if isinstance(topology, str) else topology
+        self.topo = (globals()["topology"](topology, nodes, shape=shape) if isinstance(topology, str)
+                     else topology)
         if self.topo.nodes != nodes:
             raise ValueError(f"the topology has {self.topo.nodes} nodes, not {nodes}")
         self.nics = [Nic(cfg, revision=revision) for _ in range(nodes)]

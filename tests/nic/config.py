@@ -8,15 +8,15 @@ affordable Verilator model.
 * ``[xbar]``, ``[regs]``: one link port (back to back), one network port;
 * ``[link]``: 32 beats of receive buffer per VC, 8-flit replay buffer.
 
-:func:`ring_config` is the same with two link ports (``+x``, ``-x``) and room for ``nodes`` nodes, for
-:class:`rtl.nic.system.NicSystem` rings (``bench/system.py``'s 8-node simulation-speed run).
+:func:`system_config` is the same with more link ports and route-table entries (ring: 2, 2 x 2 x 2
+torus: 6), :func:`ring_config` the ring of ``bench/system.py``'s 8-node simulation-speed run.
 """
 
 import copy
 
 from rtl.config import load
 
-__all__ = ["small_config", "ring_config"]
+__all__ = ["small_config", "system_config", "ring_config"]
 
 
 def _update(cfg, name, **values):
@@ -39,9 +39,17 @@ def small_config():
     return cfg
 
 
-def ring_config(nodes=8):
+def system_config(link_ports, nodes=4):
+    """:func:`small_config` with ``link_ports`` link ports (``[xbar]`` and ``[regs]``) and ``nodes``
+    route-table entries (``[system]``): 2 link ports for a ring, 6 for a 3-D torus (a 2 x 2 x 2 torus
+    cables all six, :func:`rtl.nic.system.topology`)."""
     cfg = small_config()
-    _update(cfg, "system", nodes=max(nodes, cfg["system"]["nodes"]))
-    _update(cfg, "xbar", link_ports=2)
-    _update(cfg, "regs", link_ports=2)
+    _update(cfg, "system", nodes=nodes)
+    _update(cfg, "xbar", link_ports=link_ports)
+    _update(cfg, "regs", link_ports=link_ports)
     return cfg
+
+
+def ring_config(nodes=8):
+    """:func:`system_config` of a ring of ``nodes`` nodes (two link ports)."""
+    return system_config(2, max(nodes, 4))

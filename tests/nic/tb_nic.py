@@ -8,47 +8,17 @@ succeeds, fails on a taken lock and releases it; a put and a get between VPIDs i
 through both ATUs.  Every expectation comes from what was sent, not
 from the RTL; the network counters show the packets crossed the link (none dropped)."""
 
-import random
-
 import cocotb
 
 from rtl.nic.system import topology
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
-from sim.driver.nic import Nic, htax_route
 from sim.driver.rma import MAX_INT
-from sim.host import HostModel
-from sim.runner import tb_seed
 from tests.nic.config import small_config
+from tests.nic.harness import bring_up, check_clean
 
 CFG = small_config()
 TOPOLOGY = topology("b2b", 2)
-REVISION = (0, False)               # NicSystem's default: pinned
-
-
-def allowed(addr, size, owner):
-    """The ownership hook: the NIC writes only mailboxes, notification queues, locks and VPID memory."""
-    return isinstance(owner, str) and owner.startswith(("velo", "rma_nq", "rma_locks", "vpid"))
-
-
-async def setup(dut):
-    seed = tb_seed()
-    hosts = [HostModel(dut, cfg=CFG, port=f"htax{n}", host_port=CFG["rma"]["host_port"], route=htax_route(CFG),
-                       seed=seed + n) for n in range(2)]
-    for h in hosts:
-        h.memory.write_hook = allowed
-    hosts[0].start_clock()
-    await hosts[0].reset()
-    nics = [Nic(h, CFG, node=n, topology=TOPOLOGY, revision=REVISION) for n, h in enumerate(hosts)]
-    for nic in nics:
-        await nic.host.start()
-        await nic.init()
-    return nics, random.Random(seed)
-
-
-def check_clean(nic):
-    assert not nic.host.errors, nic.host.errors[:5]
-    assert not nic.host.memory.violations, nic.host.memory.violations[:5]
 
 
 async def velo_each_way(nics, rng):
@@ -138,7 +108,7 @@ async def rma_virtual(nics, rng):
 
 @cocotb.test()
 async def smoke(dut):
-    nics, rng = await setup(dut)
+    nics, rng = await bring_up(dut, CFG, TOPOLOGY)
     for nic in nics:
         for dst in range(TOPOLOGY.nodes):
             assert await nic.route(dst) == TOPOLOGY.route(nic.node, dst)

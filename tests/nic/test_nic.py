@@ -10,7 +10,7 @@ from rtl.config import load
 from rtl.nic import Nic, nic_ports
 from rtl.nic.system import NicSystem
 from sim.runner import run_cocotb
-from tests.nic.config import small_config
+from tests.nic.config import small_config, system_config
 
 
 def _cfg(**sections):
@@ -77,3 +77,95 @@ def test_demo(tmp_path):
     steps = json.loads(out.read_text())["steps"]
     assert [s["step"] for s in steps][:4] == ["node 0: init", "node 1: init", "VELO send 0 -> 1 (32 B)",
                                               "VELO send 1 -> 0 (16 B)"]
+
+
+def _system(**p):
+    """The NicSystem of tb_system's parameters ``p`` (``system_from_params``) and its build name."""
+    from tests.nic.tb_system import system_from_params
+    cfg, topo = system_from_params(p)
+    name = {"b2b": "nic_system2", "ring": f"nic_ring{topo.nodes}", "torus": f"nic_torus{topo.nodes}"}[
+        p.get("topology", "b2b")]
+    return NicSystem(cfg, nodes=topo.nodes, topology=topo), name
+
+
+#: the 4-node ring and the 2 x 2 x 2 torus of tb_system (link ports and route-table entries they need)
+RING4 = dict(topology="ring", nodes=4, link_ports=2)
+TORUS8 = dict(topology="torus", nodes=8, shape=[2, 2, 2], link_ports=6)
+
+
+def test_topology_errors():
+    from rtl.nic.system import topology
+    with pytest.raises(ValueError, match=r"^a torus of shape \(2, 2\) has 4 nodes, not 8$"):
+        topology("torus", 8, shape=(2, 2))
+    with pytest.raises(ValueError, match=r"^a torus shape has 2 or 3 dimensions, not \(8,\)$"):
+        topology("torus", 8, shape=(8,))
+    with pytest.raises(ValueError, match=r"^only a torus takes a shape, not 'ring'$"):
+        topology("ring", 4, shape=(2, 2))
+    with pytest.raises(ValueError, match=r"^node 0 needs 6 link ports, \[xbar\] link_ports is 2$"):
+        NicSystem(system_config(2, nodes=8), nodes=8, topology="torus", shape=(2, 2, 2))
+    assert topology("torus", 8, shape=(2, 2, 2)).link_ports(0) == 6
+
+
+def test_flip_threshold():
+    from rtl.nic.system import flip_threshold
+    t = flip_threshold(1e-3, 64)
+    assert 1 - (1 - t / 2 ** 32) ** 64 == pytest.approx(1e-3, rel=1e-4)
+    assert flip_threshold(0.0, 64) == 0
+    with pytest.raises(ValueError, match=r"^flit_error must be in \[0, 1\), not 1$"):
+        flip_threshold(1, 64)
+
+
+#: traffic and isolation fuzz at small size, one simulation of two nodes back to back (the build of
+#: test_nic_system_b2b_cocotb).  Meant for the default suite, but too slow for it on the project
+#: machine: the two-NIC model takes 4.5 minutes to build (g++ -O0, two busy cores) and simulates about
+#: 100 cycles per second of CPU, so this run alone is 5 to 8 minutes.
+SHORT = dict(flit_error=1e-3, phases=1, cycles=1500, ops=30, drain=20000)
+
+
+@pytest.mark.soak
+def test_nic_system_short():
+    """Random VELO and RMA traffic with bit errors, then the isolation fuzz, on two NICs back to back."""
+    top, name = _system(**SHORT)
+    run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase=["traffic", "isolation"], params=SHORT)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("p", [RING4, TORUS8], ids=["ring4", "torus2x2x2"])
+def test_nic_system_reach(p):
+    """Every node of a 4-node ring and of a 2 x 2 x 2 torus reaches every other, bit errors on every link."""
+    p = dict(p, messages=3, flit_error=1e-3)
+    top, name = _system(**p)
+    run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="all_pairs", params=p)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("p", [
+    dict(phases=8, cycles=75000),
+    dict(TORUS8, phases=4, cycles=100000),
+], ids=["b2b", "torus2x2x2"])
+def test_nic_system_soak(p):
+    """Random VELO and RMA traffic at a flit error rate of 1e-3 on every link: 600,000 cycles of traffic
+    on two nodes back to back and 400,000 on the 2 x 2 x 2 torus, each phase drained and checked."""
+    p = dict(p, flit_error=1e-3, drain=200000)
+    top, name = _system(**p)
+    run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="traffic", params=p)
+
+
+@pytest.mark.soak
+def test_nic_system_isolation_soak():
+    p = dict(ops=600, flit_error=1e-3)
+    top, name = _system(**p)
+    run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="isolation", params=p)
+
+
+
+@pytest.mark.soak
+@pytest.mark.xfail(strict=True, reason="known hang: every node's RMA stops within the first operations and "
+                   "the host's posted stores back up (docs/nic.md, 'Known problem')")
+def test_nic_system_hang_repro():
+    """The hang the traffic test found, replayed: seed 958175418, no bit errors; both nodes stop
+    delivering (RMA and VELO) within the first operations of four VPIDs per node and the drain times out."""
+    p = dict(flit_error=0.0, phases=1, cycles=1000, drain=1500)
+    top, name = _system(**p)
+    run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="traffic", params=p, seed=958175418)
+

@@ -14,6 +14,12 @@ def test_bad_cxx_opt(opt):
         run_cocotb(None, name="never_built", test_module="tests.sim.tb_host_selftest", cxx_opt=opt)
 
 
+@pytest.mark.parametrize("testcase", [[], ["smoke", ""], ("smoke", 3)])
+def test_bad_testcase_list(testcase):
+    with pytest.raises(ValueError, match=r"^testcase must be a name or a non-empty list of names, not "):
+        run_cocotb(None, name="never_built", test_module="tests.sim.tb_host_selftest", testcase=testcase)
+
+
 @pytest.mark.parametrize("before", [None, "-j2"])
 def test_verilator_make_scoped(monkeypatch, before):
     # The Verilator build's make variables hold inside the block only; MAKEFLAGS is restored after,

@@ -1,0 +1,95 @@
+"""Shared set-up of the NIC system testbenches (``tb_nic.py``, ``tb_system.py``): one host model
+(``sim/host.py``) and one NIC driver (``sim/driver/nic.py``) per node of a
+:class:`rtl.nic.system.NicSystem`, brought up as the driver does, and the checks every testbench ends
+with."""
+
+import random
+
+from cocotb.triggers import SimTimeoutError, with_timeout
+
+from sim.driver.nic import Nic, htax_route
+from sim.host import HostModel
+from sim.runner import tb_seed
+
+__all__ = ["REVISION", "allowed", "bring_up", "check_clean", "net_counters_sum", "link_counters",
+           "flush_tlb", "bounded"]
+
+REVISION = (0, False)               # NicSystem's default: pinned
+
+
+def allowed(addr, size, owner):
+    """The default ownership hook: the NIC writes only mailboxes, notification queues, locks and VPID
+    memory."""
+    return isinstance(owner, str) and owner.startswith(("velo", "rma_nq", "rma_locks", "vpid"))
+
+
+async def bring_up(dut, cfg, topology, *, seed=None, hook=allowed, **host_kw):
+    """Host models and drivers for every node of ``topology``; reset, then ``Nic.init`` on each.
+
+    Returns ``(nics, rng)``, ``rng`` seeded from ``seed`` (default :func:`sim.runner.tb_seed`)."""
+    seed = tb_seed() if seed is None else seed
+    hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"], route=htax_route(cfg),
+                       seed=seed + n, **host_kw) for n in range(topology.nodes)]
+    for h in hosts:
+        h.memory.write_hook = hook
+    hosts[0].start_clock()
+    await hosts[0].reset()
+    nics = [Nic(h, cfg, node=n, topology=topology, revision=REVISION) for n, h in enumerate(hosts)]
+    for nic in nics:
+        await nic.host.start()
+        await nic.init()
+    _used.append(seed)
+    return nics, random.Random(seed)
+
+
+_used = []      # a test in this simulation has brought the NICs up before
+
+
+async def flush_tlb(nic, regions):
+    """Invalidate the TLB sets of every page of ``regions`` (:class:`sim.driver.atu.Region`) if the NICs
+    were used before in this simulation.  The TLB is block RAM, which reset does not clear: a driver
+    that takes over a used NIC (a second cocotb test on the same simulation) flushes the NLA pages it
+    hands out before they are used; the first test finds the RAM empty, as after power-up."""
+    if len(_used) < 2:
+        return
+    for r in regions:
+        for k in range(r.size // 4096):
+            await nic.atu.flush((r.nla >> 12) + k, r.vpid, ats=False)
+
+
+def check_clean(nic):
+    assert not nic.host.errors, (nic.node, nic.host.errors[:5])
+    assert not nic.host.memory.violations, (nic.node, nic.host.memory.violations[:5])
+
+
+def net_counters_sum(counters):
+    """Sum of a list of :meth:`sim.driver.nic.Nic.net_counters` dicts."""
+    out = {}
+    for c in counters:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+async def link_counters(nic):
+    """``{port: {crc_errors, retransmissions, naks_sent, naks_received, replay_timeouts, link_errors,
+    state}}`` of every link port of ``nic`` (32-bit saturating registers)."""
+    out = {}
+    r = nic.regs
+    for p in range(nic.cfg["xbar"]["link_ports"]):
+        c = {}
+        for reg, fields in (("errors", ("crc_errors", "retransmissions")), ("naks", ("naks_sent", "naks_received")),
+                            ("timeouts", ("replay_timeouts", "link_errors"))):
+            v = await nic.host.read64(r.addr(f"link[{p}].{reg}"))
+            c[fields[0]], c[fields[1]] = v & 0xFFFF_FFFF, v >> 32
+        c["state"] = await nic.host.read64(r.addr(f"link[{p}].status")) & 0xF
+        out[p] = c
+    return out
+
+
+async def bounded(coro, cycles, cfg, what):
+    """Await ``coro`` for at most ``cycles`` clock cycles; an ``AssertionError`` naming ``what`` else."""
+    try:
+        return await with_timeout(coro, round(cycles * cfg.cycle_ns), "ns")
+    except SimTimeoutError:
+        raise AssertionError(f"{what}: not done within {cycles} cycles") from None
