@@ -20,8 +20,11 @@ Deviations from the dissertation:
 Members
 -------
 rx : In(HtaxLinkSignature)
-    The HTAX port's receive link.  ``ready`` is 1 on every VC but posted; on posted it is the output
-    FIFO's room (registered state only, never ``valid``/``payload``).
+    The HTAX port's receive link.  ``ready`` is 1 on every VC but posted; on posted it is 1 inside a
+    packet and, between packets, room for a whole packet (a network header and 8 words) in the output
+    FIFO: the requester refuses whole packets and never stalls the switch mid-packet (``docs/htax.md``,
+    sink rules), so a full network never holds the host's other traffic at the switch.  Registered
+    state only, never ``valid``/``payload``.
 net_tx : Out(stream.Signature(NetBeat))
     FU-side network packets: header, then the payload words.
 node_id : In(NODE_BITS)
@@ -34,7 +37,7 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxVC
+from rtl.common.htax import MAX_DATA_WORDS, HtaxCmd, HtaxLinkSignature, HtaxVC
 from rtl.common.net import NODE_BITS, NetBeat, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_int
 
@@ -65,7 +68,8 @@ class VeloRequester(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.out = out = fifo.SyncFIFO(width=NetBeat.as_shape().size, depth=2)
+        packet = 1 + MAX_DATA_WORDS                 # network beats of the largest store: header + 8 words
+        m.submodules.out = out = fifo.SyncFIFO(width=NetBeat.as_shape().size, depth=2 * packet)
         rx = self.rx
         hdr = rx.payload.word.header
         mem = hdr.body.mem
@@ -73,11 +77,12 @@ class VeloRequester(wiring.Component):
                         mem.addr[:self.window_bits])
         line = off.line
 
-        # posted beats wait for room in the output FIFO; other VCs are never for VELO: always consumed
+        # a posted packet starts only with room for all of it in the output FIFO and is then taken
+        # whole; other VCs are never for VELO: always consumed
         posted = 1 << HtaxVC.POSTED.value
-        m.d.comb += rx.ready.eq(Mux(out.w_rdy, 0xF, 0xF & ~posted))
-        moves = rx.transfer()
         inside = Signal()           # after a header (good or dropped), until its last beat
+        m.d.comb += rx.ready.eq(Mux(inside | (out.level <= out.depth - packet), 0xF, 0xF & ~posted))
+        moves = rx.transfer()
         with m.If(moves):
             m.d.sync += inside.eq(~rx.payload.last)
 

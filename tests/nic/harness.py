@@ -93,3 +93,35 @@ async def bounded(coro, cycles, cfg, what):
         return await with_timeout(coro, round(cycles * cfg.cycle_ns), "ns")
     except SimTimeoutError:
         raise AssertionError(f"{what}: not done within {cycles} cycles") from None
+
+
+def dump_handshakes(dut, nodes, log=print):
+    """For a run that stopped: every stream of each node's NIC that offers a beat nobody takes
+    (``valid`` 1, ``ready`` 0, per the Verilator names ``<path>__valid``/``__ready``), the streams
+    whose ``ready`` is low, each state machine's state (three levels below ``nic<k>``) and the HTAX
+    links that refuse a VC."""
+    def walk(h, path, depth, sigs):
+        for obj in h:
+            full = f"{path}.{obj._name}" if path else obj._name
+            if hasattr(obj, "__iter__") and not hasattr(obj, "value") and depth < 3:
+                walk(obj, full, depth + 1, sigs)
+                continue
+            try:
+                sigs[full] = int(obj.value)
+            except (ValueError, TypeError, AttributeError):
+                pass
+
+    for k in range(nodes):
+        nic = getattr(dut, f"nic{k}")
+        sigs = {}
+        walk(nic, "", 0, sigs)
+        stalled = sorted(n[:-len("valid")] for n, v in sigs.items()
+                         if n.endswith("valid") and v == 1 and sigs.get(n[:-len("valid")] + "ready") == 0)
+        ready0 = sorted(n for n, v in sigs.items() if n.endswith("ready") and v == 0)
+        states = {n: v for n, v in sigs.items() if n.endswith("fsm_state") and v}
+        log(f"node {k}: stalled streams {stalled}")
+        log(f"node {k}: ready low {ready0[:60]}")
+        log(f"node {k}: states {states}")
+        switch = sorted((n, v) for n, v in sigs.items()
+                        if n.startswith(("switch", "htax")) and n.endswith(("valid", "ready")) and v not in (0, 15))
+        log(f"node {k}: switch links not idle and not ready on every VC {switch}")

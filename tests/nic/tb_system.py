@@ -499,6 +499,8 @@ class Traffic:
         start = self.now()
         while self.pending() and not self.errors:
             if self.now() - start > limit:
+                from tests.nic.harness import dump_handshakes
+                dump_handshakes(self.dut, len(self.nics))
                 raise AssertionError(f"no progress: not drained {limit} cycles after the traffic stopped: "
                                      f"{self.describe_pending()}")
             if (self.now() - start) % 2000 < 200:
