@@ -42,27 +42,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import BENCH_DIR, DOCS_DIR, write_bench  # noqa: E402
+from _common import BENCH_DIR, DOCS_DIR, SUB, TABLE_9_1, write_bench  # noqa: E402
 
 from rtl.nic.system import NicSystem  # noqa: E402
 from sim.host_timing import HostTiming  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
 from tests.nic.config import ring_config, small_config  # noqa: E402
 
-SUB = ("dma_reads", "atu_translations", "net_trips", "dma_writes", "pio_writes")
-#: table 9-1: (DMA reads, ATU translations, network trips, DMA writes, PIO writes), measured latency
-#: in ns.  The two immediate-put rows are given as the text describes them (bench/rma.py: the table
-#: swaps them).
-TABLE_9_1 = {
-    "velo": ((0, 0, 1, 1, 1), 1300),
-    "notification_put": ((0, 0, 1, 1, 1), 1400),
-    "immediate_put": ((0, 1, 1, 1, 1), 1470),
-    "immediate_put_notif": ((0, 1, 1, 2, 1), 1670),
-    "put": ((1, 2, 1, 1, 1), 1990),
-    "put_notif": ((1, 2, 1, 2, 1), 2100),
-    "get": ((1, 2, 2, 2, 1), 2820),
-    "lock": ((1, 0, 2, 2, 1), 2700),
-}
 SOFTWARE_NS = 300                   # table 9-2, software overhead per operation
 #: table 9-3, messages per second
 TABLE_9_3 = {"velo_8B": 5.5e6, "notification_put": 2.6e6, "put_8B": 1.375e6}
