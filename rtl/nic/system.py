@@ -100,11 +100,11 @@ class NicSystem(wiring.Component):
                      else topology)
         if self.topo.nodes != nodes:
             raise ValueError(f"the topology has {self.topo.nodes} nodes, not {nodes}")
+        links = cfg["xbar"]["link_ports"]          # checked before any Nic exists: none is left unused
+        for k in range(nodes):
+            if self.topo.link_ports(k) > links:
+                raise ValueError(f"node {k} needs {self.topo.link_ports(k)} link ports, [xbar] link_ports is {links}")
         self.nics = [Nic(cfg, revision=revision) for _ in range(nodes)]
-        for k, nic in enumerate(self.nics):
-            if self.topo.link_ports(k) > len(nic.phy):
-                raise ValueError(f"node {k} needs {self.topo.link_ports(k)} link ports, "
-                                 f"[xbar] link_ports is {len(nic.phy)}")
         self.latency = latency
         members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
         members["flip"] = In(32)
