@@ -37,3 +37,15 @@ def test_verilator_make_scoped(monkeypatch, before):
             assert "CFG_CXXFLAGS_PCH_I=-include" in flags and "OPT_FAST=-O1" in flags
             raise RuntimeError("build failed")
     assert os.environ.get("MAKEFLAGS") == before
+
+
+@pytest.mark.parametrize("public", [0, "-1", "some", "2x"])
+def test_bad_public(public):
+    with pytest.raises(ValueError, match=r"^public \(EXTOLL_PUBLIC\) must be 'all' or a depth of at least 1, not "):
+        run_cocotb(None, name="never_built", test_module="tests.sim.tb_host_selftest", public=public)
+
+
+def test_visibility_args():
+    from sim.runner import visibility_args
+    assert visibility_args("all") == []
+    assert visibility_args(2) == ["--no-public-flat-rw", "--public-depth", "2"]
