@@ -19,7 +19,7 @@ translation is kept (VPID, page, PPN) and reused by the next packets of the same
 64 lines costs one translation; ``flush`` forgets it, and a translation that arrives while ``stale``
 (a flush waits for this side) is used for its packet only.  A failed translation: the payload is
 consumed and not written, and the operation's completer notification, if one is due (put and
-immediate put: ``cpl_notify``; get: always, an error makes it due), carries ``ATU_FAULT`` when its
+immediate put: ``cpl_notify``; get: ``cpl_notify``, or an error), carries ``ATU_FAULT`` when its
 last packet failed; ``put_incr``/``get_incr`` do not count it.  (All packets of an operation share
 one page, so they fail alike unless a flush changes the GATE between them.)  ``xbusy`` is high from
 the translation request, or the use of the kept translation, until the packet's notification left.

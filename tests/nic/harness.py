@@ -112,9 +112,14 @@ def dump_handshakes(dut, nodes, log=print):
                 pass
 
     for k in range(nodes):
-        nic = getattr(dut, f"nic{k}")
         sigs = {}
-        walk(nic, "", 0, sigs)
+        try:
+            walk(getattr(dut, f"nic{k}"), "", 0, sigs)
+        except AttributeError:
+            pass
+        if not any(n.endswith("fsm_state") for n in sigs):
+            log(f"node {k}: no inner signals visible; replay with EXTOLL_PUBLIC=all (sim/runner.py PUBLIC)")
+            continue
         stalled = sorted(n[:-len("valid")] for n, v in sigs.items()
                          if n.endswith("valid") and v == 1 and sigs.get(n[:-len("valid")] + "ready") == 0)
         ready0 = sorted(n for n, v in sigs.items() if n.endswith("ready") and v == 0)
