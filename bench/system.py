@@ -74,8 +74,7 @@ def run_pair(params):
         out = Path(d) / "system.json"
         t = time.perf_counter()
         run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
-                   params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt(),
-                   public=2)      # the cable between the NICs (nic0.phy, nic1.phy): the breakdown
+                   params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
         print(f"2-node bench: {time.perf_counter() - t:.0f} s (build included)")
         return json.loads(out.read_text())
 

@@ -13,7 +13,7 @@ import math
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, Signature
 
 from rtl.common.htax import HtaxPortSignature
 from rtl.common.params import check_int
@@ -91,6 +91,10 @@ class NicSystem(wiring.Component):
         Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
     flip : In(32)
         Bit-error threshold of every channel (0: none).
+    probe : Out(ProbeSignature)
+        The cable of node 0's link port 0 (``tx_*``: what node 0 sends, ``rx_*``: what its peer
+        receives, ``latency`` cycles later): the breakdown of ``bench/system.py`` reads it, so that the
+        testbench needs no signal inside a NIC; IDLE and 0 when that port has no cable.
     """
 
     def __init__(self, cfg, *, nodes=2, topology="b2b", shape=None, latency=2, revision=(0, False)):
@@ -108,6 +112,9 @@ class NicSystem(wiring.Component):
         self.latency = latency
         members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
         members["flip"] = In(32)
+        bits = cfg["link"]["phit_bits"]
+        members["probe"] = Out(Signature({"tx_ctl": Out(PhitCtl), "tx_phit": Out(bits),
+                                          "rx_ctl": Out(PhitCtl), "rx_phit": Out(bits)}))
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -127,4 +134,7 @@ class NicSystem(wiring.Component):
                 m.d.comb += [ch.i_phit.eq(phy.tx_phit), ch.i_ctl.eq(phy.tx_ctl),
                              other.rx_phit.eq(ch.o_phit), other.rx_ctl.eq(ch.o_ctl),
                              ch.flip.eq(self.flip), ch.drop.eq(0), ch.burst.eq(0)]
+                if (k, p) == (0, 0):
+                    m.d.comb += [self.probe.tx_ctl.eq(phy.tx_ctl), self.probe.tx_phit.eq(phy.tx_phit),
+                                 self.probe.rx_ctl.eq(ch.o_ctl), self.probe.rx_phit.eq(ch.o_phit)]
         return m

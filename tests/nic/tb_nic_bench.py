@@ -42,16 +42,14 @@ from rtl.common.htax import HtaxCmd
 from rtl.nic.system import topology
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
-from sim.driver.nic import Nic, htax_route
 from sim.driver.rma import MAX_INT
-from sim.host import HostModel
 from sim.htax_packet import HtaxPacket
 from sim.runner import tb_params, tb_seed
 from tests.nic.config import small_config
+from tests.nic.harness import bring_up
 
 CFG = small_config()
 TOPOLOGY = topology("b2b", 2)
-REVISION = (0, False)
 VELO_VPID, RMA_VPID, SELF_VPID = 1, 2, 3
 VELO_SIZES = (8, 16, 32, 64)
 STREAM_VELO_SIZES = (8, 16, 32, 56, 64)
@@ -105,16 +103,8 @@ class Rig:
 
 
 async def setup(dut):
-    seed = tb_seed()
-    print(f"tb_nic_bench: seed {seed}")
-    hosts = [HostModel(dut, cfg=CFG, port=f"htax{n}", host_port=CFG["rma"]["host_port"], route=htax_route(CFG),
-                       seed=seed + n) for n in range(2)]
-    hosts[0].start_clock()
-    await hosts[0].reset()
-    nics = [Nic(h, CFG, node=n, topology=TOPOLOGY, revision=REVISION) for n, h in enumerate(hosts)]
-    for nic in nics:
-        await nic.host.start()
-        await nic.init()
+    print(f"tb_nic_bench: seed {tb_seed()}")
+    nics, _ = await bring_up(dut, CFG, TOPOLOGY, hook=None)
     r = Rig(dut, nics)
     r.velo = [await nic.velo.open(VELO_VPID, pages=2) for nic in nics]
     r.velo_self = await nics[0].velo.open(SELF_VPID)
@@ -365,11 +355,8 @@ class LinkProbe:
 
     def __init__(self, r):
         self.r = r
-        try:        # the NICs' link ports, inside the system top (Verilator: --public-flat-rw)
-            self.tx = (r.dut.nic0.phy__0__tx_ctl, r.dut.nic0.phy__0__tx_phit)
-            self.rx = (r.dut.nic1.phy__0__rx_ctl, r.dut.nic1.phy__0__rx_phit)
-        except AttributeError as e:
-            raise RuntimeError(f"the link probe needs the NICs' phy ports inside the top: {e}") from None
+        self.tx = (r.dut.probe__tx_ctl, r.dut.probe__tx_phit)     # NicSystem's probe: node 0's cable
+        self.rx = (r.dut.probe__rx_ctl, r.dut.probe__rx_phit)
         self.seen = {}
         self.task = None
 

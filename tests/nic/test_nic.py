@@ -53,7 +53,7 @@ def test_nic_system_bench_quick(tmp_path):
     out = tmp_path / "bench.json"
     run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
                params={"out": str(out), "velo_sizes": [8], "rma_sizes": [8, 512], "stream_velo_sizes": [8],
-                       "ops": ["velo", "put", "get"], "idle_cycles": 1000}, public=2)
+                       "ops": ["velo", "put", "get"], "idle_cycles": 1000})
     res = json.loads(out.read_text())
     assert res["dma_read_port_cycles"] == round(280 * 156.25 / 1000)
     # table 9-1's composition of the three operations measured
