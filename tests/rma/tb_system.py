@@ -113,12 +113,16 @@ def check_data_first(ns, announced, order):
 def diagnose(dut, ns):
     """Print what each node's RMA blocks are waiting for (valid/ready/state), for a failed run."""
     for n in ns:
-        rma = getattr(dut, f"rma{n.rma.node}")
+        rma = getattr(dut, f"rma{n.rma.node}", None)
         src = n.host.source
         print(f"node {n.rma.node}: host queued {src.queued()} {[(vc, len(b)) for vc, b, _ in src._queue]}, "
               f"current {src._cur and (src._cur[2], src._cur[1], len(src._cur[0]))}, ready {src._ready:04b}, "
               f"stats {n.host.stats}")
-        beat = int(rma.rx.rx__payload.value)
+        try:
+            beat = int(rma.rx.rx__payload.value)
+        except AttributeError:
+            print("  (inner signals not visible: replay with EXTOLL_PUBLIC=all, sim/runner.py PUBLIC)")
+            continue
         print(f"  rma rx beat vc {beat_field(beat, 'vc')} first {beat_field(beat, 'first')} "
               f"last {beat_field(beat, 'last')} valid {int(rma.rx.rx__valid.value)}")
         for blk in rma:
