@@ -20,15 +20,13 @@ Figures, each beside the dissertation's (ch. 9, table 7-10):
   through the whole NIC; ``startup_{cycles,ns,ns_with_software}``: its last column;
 * ``breakdown_{velo,put}_{cycles,ns}``: where an 8-byte operation's time goes (fig. 7-15);
 * ``dma_read_port_cycles``: the calibration check (table 3-1's t_dm, 44 cycles);
-* ``sim_cycles_per_s``: simulation speed of the 2-node system (and with ``--ring`` of an 8-node ring).
+* ``sim_cycles_per_s``: simulation speed of the 2-node system and of an 8-node ring.
 
-``--quick``: a few sizes, nothing written (a check of the testbench).  ``--ring``: also the 8-node
-ring's simulation speed (not by default: its build alone exceeds the bench's time budget).
-``--from-raw``: no simulation, the JSON and the plots from the testbenches' raw results
-of the last run (``build/bench/system_raw/``).  Run time on the two-core project machine under load:
-the 2-node model builds in about 10 minutes at ``-Os`` and its run takes about 9; the 8-node ring's
-model elaborates in about 6 minutes and builds in about 20, its run about 2 (both builds cached
-afterwards in ``build/sim/``).
+``--quick``: a few sizes, nothing written (a check of the testbench).  ``--no-ring``: without the
+8-node ring.  ``--from-raw``: no simulation, the JSON and the plots from the testbenches' raw results
+of the last run (``build/bench/system_raw/``).  Run time on the two-core project machine: the 2-node
+bench about 2.5 minutes with its build, the 8-node ring about 5 (most of it the elaboration of eight
+NICs); the builds are cached in ``build/sim/``.
 """
 
 import argparse
@@ -274,8 +272,7 @@ def plots(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a few sizes, write nothing")
-    ap.add_argument("--ring", action="store_true",
-                    help="also the 8-node ring's simulation speed (its first build takes well over 20 minutes)")
+    ap.add_argument("--no-ring", action="store_true", help="without the 8-node ring's simulation speed")
     ap.add_argument("--from-raw", action="store_true",
                     help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
     args = ap.parse_args()
@@ -288,10 +285,10 @@ def main():
     if args.from_raw:
         raw = json.loads((RAW_DIR / "pair.json").read_text())
         ring_path = RAW_DIR / "ring.json"
-        ring = json.loads(ring_path.read_text()) if ring_path.exists() and args.ring else None
+        ring = json.loads(ring_path.read_text()) if ring_path.exists() and not args.no_ring else None
     else:
         raw = run_pair(params)
-        ring = run_ring() if args.ring and not args.quick else None
+        ring = run_ring() if not args.no_ring and not args.quick else None
         if not args.quick:
             RAW_DIR.mkdir(parents=True, exist_ok=True)
             (RAW_DIR / "pair.json").write_text(json.dumps(raw, indent=1) + "\n")

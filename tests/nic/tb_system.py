@@ -213,7 +213,7 @@ class Traffic:
         slot = (addr - r.phys) // SLOT
         op = self.slot_op.get((node, vpid, slot))
         if op is None:
-            self.errors.append(f"node {node}: NIC write at {addr:#x}+{len(data)} into VPID {vpid} slot {slot}, "
+            self.error(f"node {node}: NIC write at {addr:#x}+{len(data)} into VPID {vpid} slot {slot}, "
                                f"which no operation in flight writes")
             return
         _, base, want = op.target
@@ -222,12 +222,12 @@ class Traffic:
                 continue
             off = addr + i - base
             if not 0 <= off < len(want):
-                self.errors.append(f"{op}: NIC write of byte {addr + i:#x} outside its target "
+                self.error(f"{op}: NIC write of byte {addr + i:#x} outside its target "
                                    f"{base:#x}+{len(want)}")
                 return
             op.counts[off] += 1
             if op.counts[off] == 2:
-                self.errors.append(f"{op}: byte {addr + i:#x} written twice")
+                self.error(f"{op}: byte {addr + i:#x} written twice")
 
     # -- helpers ------------------------------------------------------------------------------------
     def count(self, node, name, n=1):
@@ -401,7 +401,7 @@ class Traffic:
         key = (n["cls"], n["command"], n["error"], value, n["peer_node"], n["peer_vpid"])
         q = self.expect[port].get(key)
         if not q:
-            self.errors.append(f"port {port}: unexpected notification {n} at cycle {self.now()}")
+            self.error(f"port {port}: unexpected notification {n} at cycle {self.now()}")
             return
         op = q.popleft()
         self.nq_due[port] -= 1
@@ -418,10 +418,10 @@ class Traffic:
             node, base, want = op.target
             got = self.nics[node].host.memory.read(base, len(want))
             if got != want:
-                self.errors.append(f"{op}: node {node} {base:#x}+{len(want)} holds {got.hex()}, "
+                self.error(f"{op}: node {node} {base:#x}+{len(want)} holds {got.hex()}, "
                                    f"expected {want.hex()}")
             if any(c != 1 for c in op.counts):
-                self.errors.append(f"{op}: bytes written {sorted(Counter(op.counts).items())} times "
+                self.error(f"{op}: bytes written {sorted(Counter(op.counts).items())} times "
                                    f"(count: number of bytes), each must be written once")
         for port, slot in op.slots:
             self.slot_op.pop((port[0], port[1], slot), None)
@@ -431,14 +431,14 @@ class Traffic:
             node, vpid, number, compare, add = op.lock
             word = self.lock_words[node, vpid, number]
             if len(set(op.results)) != 1:
-                self.errors.append(f"{op}: completer and responder report {op.results}")
+                self.error(f"{op}: completer and responder report {op.results}")
             value, ok = op.results[0]
             if compare == -1:
                 if ok:
-                    self.errors.append(f"{op}: compare -1 succeeded on a word that is never negative")
+                    self.error(f"{op}: compare -1 succeeded on a word that is never negative")
                 word["probes"].append(value)
             elif not ok:
-                self.errors.append(f"{op}: compare MAX_INT failed (value {value})")
+                self.error(f"{op}: compare MAX_INT failed (value {value})")
             else:
                 word["adds"].append(add)
                 word["after"].append(value)
@@ -458,13 +458,16 @@ class Traffic:
                     src, dst = (msg.src_node, msg.src_vpid), (node, v)
                     q = self.velo_due.get((src, dst))
                     if not q:
-                        self.errors.append(f"node {node} VPID {v}: unexpected message {msg} at cycle {self.now()}")
+                        self.error(f"node {node} VPID {v}: unexpected message {msg} at cycle {self.now()}")
                         continue
                     mtt, payload = q.popleft()
                     self.velo_in[dst] -= 1
                     if (msg.mtt, msg.payload) != (mtt, payload):
-                        self.errors.append(f"{src} -> {dst}: got {msg}, expected mtt {mtt} payload {payload.hex()} "
-                                           f"(lost, duplicated, reordered or corrupted)")
+                        later = [k for k, x in enumerate(q) if x == (msg.mtt, msg.payload)]
+                        self.error(f"{src} -> {dst} at cycle {self.now()}: got mtt {msg.mtt} payload "
+                                           f"{msg.payload.hex()}, expected mtt {mtt} payload {payload.hex()}; the "
+                                           f"message got is {f'number {later[0] + 1} behind' if later else 'not'} "
+                                           f"among the {len(q)} still due (lost, duplicated, reordered or corrupted)")
                 nq = self.nq[node, v]
                 while (n := nq.poll()) is not None:
                     self.on_note((node, v), n)
@@ -484,6 +487,11 @@ class Traffic:
                           "get": lambda s, d: self.put_get("get", s, d), "imm": self.immediate, "note": self.note,
                           "lock": self.lock}[kind](port, dst)
             await host.cycles(rng.randint(1, self.gap) if done else rng.randint(4, 16))
+
+    def error(self, text):
+        """Record a scoreboard error and log it whole, when it happens."""
+        self.errors.append(text)
+        self.dut._log.error(text)
 
     def pending(self):
         return len(self.ops) + sum(len(q) for q in self.velo_due.values())
