@@ -166,7 +166,8 @@ class Traffic:
         self.slot_op = {}                           # (node, vpid, slot) -> Op writing into it
         self.expect = defaultdict(lambda: defaultdict(deque))    # port -> key -> ops
         self.in_flight = Counter()                  # origin port -> RMA ops
-        self.nq_due = Counter()                     # port -> notifications due
+        self.nq_due = Counter()                     # port -> notifications due or read, not yet released
+        self.velo_read = Counter()                  # port -> messages read whose slots are not yet released
         self.velo_due = defaultdict(deque)          # (src port, dst port) -> payloads in flight
         self.velo_in = Counter()                    # dst port -> messages in flight
         self.lock_busy = set()                      # (origin port, target port) with a lock in flight
@@ -404,7 +405,6 @@ class Traffic:
             self.error(f"port {port}: unexpected notification {n} at cycle {self.now()}")
             return
         op = q.popleft()
-        self.nq_due[port] -= 1
         if op.kind == "lock":
             op.results.append(n["lock"])
         op.due -= 1
@@ -450,6 +450,7 @@ class Traffic:
         while True:
             for v in self.vpids:
                 port = self.mbox[node, v]
+                slots = port.rp
                 while True:
                     try:
                         msg = await port.recv(timeout_cycles=0)
@@ -461,19 +462,37 @@ class Traffic:
                         self.error(f"node {node} VPID {v}: unexpected message {msg} at cycle {self.now()}")
                         continue
                     mtt, payload = q.popleft()
-                    self.velo_in[dst] -= 1
                     if (msg.mtt, msg.payload) != (mtt, payload):
                         later = [k for k, x in enumerate(q) if x == (msg.mtt, msg.payload)]
                         self.error(f"{src} -> {dst} at cycle {self.now()}: got mtt {msg.mtt} payload "
-                                           f"{msg.payload.hex()}, expected mtt {mtt} payload {payload.hex()}; the "
-                                           f"message got is {f'number {later[0] + 1} behind' if later else 'not'} "
-                                           f"among the {len(q)} still due (lost, duplicated, reordered or corrupted)")
+                                   f"{msg.payload.hex()}, expected mtt {mtt} payload {payload.hex()}; the "
+                                   f"message got is {f'number {later[0] + 1} behind' if later else 'not'} "
+                                   f"among the {len(q)} still due (lost, duplicated, reordered or corrupted)")
+                    self.velo_read[node, v] += 1
+                if port.rp != slots:
+                    await port.release(force=True)
+                    await self.landed(nic, f"velo_user.rp[{v}].rp", port.released)
+                    self.velo_in[node, v] -= self.velo_read.pop((node, v), 0)
                 nq = self.nq[node, v]
+                taken = 0
                 while (n := nq.poll()) is not None:
                     self.on_note((node, v), n)
-                    await nq.release()
-                await nq.release(force=True)
+                    taken += 1
+                if taken:
+                    await nq.release(force=True)
+                    await self.landed(nic, f"rma_user.rp[{v}].rp", nq.released)
+                    self.nq_due[node, v] -= taken
             await nic.host.cycles(period)
+
+    async def landed(self, nic, reg, value):
+        """Wait until the NIC's read pointer ``reg`` holds ``value``.  A release is a posted store that
+        queues behind the host's other stores (descriptors, messages), so the NIC can see a ring as
+        full long after its reader emptied it; the senders' flow control (``max_velo`` messages per
+        mailbox, 40 notifications per queue) counts slots as free only once the NIC sees them free, as
+        a library would, or a message arriving at a ring the NIC thinks full is discarded."""
+        addr = nic.regs.addr(reg)
+        while await nic.host.read64(addr) & 0xFFFF_FFFF != value:
+            await nic.host.cycles(8)
 
     async def agent(self, port, until):
         """One process: random operations from ``port`` (node, VPID) until cycle ``until``."""
