@@ -167,7 +167,6 @@ class Traffic:
         self.expect = defaultdict(lambda: defaultdict(deque))    # port -> key -> ops
         self.in_flight = Counter()                  # origin port -> RMA ops
         self.nq_due = Counter()                     # port -> notifications due or read, not yet released
-        self.velo_read = Counter()                  # port -> messages read whose slots are not yet released
         self.credit_wait_max = 0                    # cycles from a release to the NIC holding it, the most
         self.velo_due = defaultdict(deque)          # (src port, dst port) -> payloads in flight
         self.velo_in = Counter()                    # dst port -> messages in flight
@@ -451,7 +450,7 @@ class Traffic:
         while True:
             for v in self.vpids:
                 port = self.mbox[node, v]
-                slots = port.rp
+                rp, read = port.rp, 0
                 while True:
                     try:
                         msg = await port.recv(timeout_cycles=0)
@@ -469,11 +468,11 @@ class Traffic:
                                    f"{msg.payload.hex()}, expected mtt {mtt} payload {payload.hex()}; the "
                                    f"message got is {f'number {later[0] + 1} behind' if later else 'not'} "
                                    f"among the {len(q)} still due (lost, duplicated, reordered or corrupted)")
-                    self.velo_read[node, v] += 1
-                if port.rp != slots:
+                    read += 1
+                if port.rp != rp:
                     await port.release(force=True)
                     cocotb.start_soon(self.credit(nic, f"velo_user.rp[{v}].rp", port.released, port.slots,
-                                                  self.velo_in, (node, v), self.velo_read.pop((node, v), 0)))
+                                                  self.velo_in, (node, v), read))
                 nq = self.nq[node, v]
                 taken = 0
                 while (n := nq.poll()) is not None:
