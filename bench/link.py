@@ -1,8 +1,8 @@
 """``make bench`` for the link port: efficiency, throughput, retry recovery, goodput under errors.
 
-Runs the RTL loop (rtl.net.loopback.LinkLoop: two default link ports, 16-cycle channel each way,
+Runs the RTL loop (rtl.link.loopback.LinkLoop: two default link ports, 16-cycle channel each way,
 traffic generators and checkers on every VC) on Verilator without per-cycle Python, and the recovery
-testbench (tests/net/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
+testbench (tests/link/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
 ("Performance"); results go to build/bench/link.json.
 
 What counts as payload: a network-side packet is a route word, a network header, command words and
@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_bench  # noqa: E402
 
 from rtl.config import load  # noqa: E402
-from rtl.net import LinkParams  # noqa: E402
-from rtl.net.loopback import LinkLoop  # noqa: E402
+from rtl.link import LinkParams  # noqa: E402
+from rtl.link.loopback import LinkLoop  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from tests.net.tops import LinkPair  # noqa: E402
+from tests.link.tops import LinkPair  # noqa: E402
 
 LATENCY = 16
 CYCLES = 200_000
@@ -34,7 +34,7 @@ CYCLES = 200_000
 def loop(cfg, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         top = LinkLoop(latency=LATENCY, **cfg)
-        run_cocotb(top, name="link_loop", test_module="tests.net.tb_link_loop",
+        run_cocotb(top, name="link_loop", test_module="tests.link.tb_link_loop",
                    params=dict(params, vcs=top.params.vcs, out=f.name, check=True), seed=1)
         with open(f.name) as g:
             return json.load(g)
@@ -80,7 +80,7 @@ def main():
     metrics["goodput_crc_errors"] = noisy["a_crc_errors"] + noisy["b_crc_errors"]
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        run_cocotb(LinkPair(**cfg), name="link_pair_default", test_module="tests.net.tb_link_recovery",
+        run_cocotb(LinkPair(**cfg), name="link_pair_default", test_module="tests.link.tb_link_recovery",
                    params=dict(latency=LATENCY, seq_bits=p.seq_bits, seq_lsb=p.data_header["seq"].offset,
                                vcs=p.vcs, count=8, out=f.name), seed=1)
         with open(f.name) as g:

@@ -31,7 +31,7 @@ from rtl.common.addrmap import AddressMap  # noqa: E402
 from rtl.common.htax import HtaxVC  # noqa: E402
 from rtl.common.net import NetBeatKind  # noqa: E402
 from rtl.config import load  # noqa: E402
-from rtl.net import LinkParams  # noqa: E402
+from rtl.link import LinkParams  # noqa: E402
 from rtl.velo import VeloRequester  # noqa: E402
 from rtl.velo.system import VeloSystem  # noqa: E402
 from sim.htax_packet import line_write_packet  # noqa: E402

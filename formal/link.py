@@ -4,7 +4,7 @@ Two link ports on a small configuration (64-bit phits, one-beat flits, a 2-flit 
 2-bit sequence numbers, four VCs with 4-beat receive buffers, a 12-cycle replay timer) joined by two one-cycle
 channels that the solver may corrupt: up to ``ERRORS`` events in all, each an inverted control bit
 of a phit or a lost phit (IDLE instead).  Data-bit errors are left to the CRC, whose detection is
-checked against the published algorithm in tests/net/test_link_unit.py; with them the solver has to
+checked against the published algorithm in tests/link/test_link_unit.py; with them the solver has to
 refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on one VC, which the
 solver chooses (``AnyConst``), a stream of three-beat network-side packets (route word, network header
 with ``payload_words = 1``, one payload word) whose words count up, with an arbitrary ``valid`` that
@@ -25,7 +25,7 @@ from amaranth.hdl import Array, Assert, Assume, Cover, Elaboratable, Module, Mux
 
 from fpga.formal import Proof
 from rtl.common.net import NetBeatKind, NetHeader
-from rtl.net import LinkPort, PhitCtl
+from rtl.link import LinkPort, PhitCtl
 
 SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, vcs=4, rx_buffer_beats=4, counter_bits=4)
 ERRORS = 2

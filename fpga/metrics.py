@@ -125,7 +125,7 @@ def _switch(section, src):
 _HOST = "Host model and self-test target (`sim/host.py`, `rtl/scratch`, issue 2)"
 _REGS = "Register file (`rtl/regs`, issue 4)"
 _ATU = "ATU (`rtl/atu`, issue 5)"
-_LINK = "Link port (`rtl/net`, issue 6)"
+_LINK = "Link port (`rtl/link`, issue 6)"
 _NET = "Network layer (`rtl/xbar`, `rtl/netport`, `rtl/netlayer`, issue 34)"
 _XBAR = "Network crossbar, 6 link ports + 2 network ports (`rtl/xbar`, issue 34)"
 _VELO = "VELO (`rtl/velo`, issue 35)"

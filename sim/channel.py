@@ -22,7 +22,7 @@ from collections import deque
 
 __all__ = ["Channel", "ERROR_KINDS", "IDLE", "SOF", "BODY", "EOF"]
 
-IDLE, SOF, BODY, EOF = range(4)          # rtl.net.params.PhitCtl
+IDLE, SOF, BODY, EOF = range(4)          # rtl.link.params.PhitCtl
 ERROR_KINDS = ("bit_flip", "drop_phit", "burst", "ack_corrupt", "ack_drop", "drop_last")
 
 

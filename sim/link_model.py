@@ -1,10 +1,10 @@
-"""Reference model of what the link port delivers (rtl/net, docs/link.md).
+"""Reference model of what the link port delivers (rtl/link, docs/link.md).
 
 The link transports per virtual channel the beat stream of well-formed network-side packets
 (``docs/network.md``): the route word, the network header (``NetHeader``), ``command_words`` command
 words and ``min(payload_words, 8)`` payload words.  This model gives, for packets as the network
 layer hands them over, the packets the far end delivers: malformed ones padded, cut or clamped the way
-:class:`rtl.net.PacketShaper` does, and ``kind``/``first``/``last`` regenerated.  It also holds the
+:class:`rtl.link.PacketShaper` does, and ``kind``/``first``/``last`` regenerated.  It also holds the
 wire-format arithmetic (flit lengths) used by the bench and the tests, derived independently of the RTL
 from ``docs/link.md``.  Route words and headers are built with :mod:`sim.netroute`.
 """
@@ -68,7 +68,7 @@ def beats_of(words, last=None):
 
 def shape(beats):
     """``(packets, malformed)`` for a stream of input NetBeat tuples: the packets (lists of words)
-    the far end delivers, and how many of them :class:`rtl.net.PacketShaper` counts as malformed
+    the far end delivers, and how many of them :class:`rtl.link.PacketShaper` counts as malformed
     (``last`` early or late, or ``payload_words`` above 8)."""
     packets, cur, drop, malformed = [], [], False, 0
     for data, _kind, _first, last in beats:

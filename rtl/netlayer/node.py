@@ -2,7 +2,7 @@
 
 The block between the functional units and the cables: the network port (:mod:`rtl.netport`) puts
 routes on the units' packets and takes them off again, the crossbar (:mod:`rtl.xbar`) switches them,
-and one link port (:mod:`rtl.net`) per cable carries them to the neighbour, with retransmission.  Link
+and one link port (:mod:`rtl.link`) per cable carries them to the neighbour, with retransmission.  Link
 port ``k`` is crossbar port ``k``; the network port is the crossbar's network port 0 (route words eject
 there with character ``EJECT + 0``).  Every link and crossbar port carries the four VCs of
 ``docs/network.md``.
@@ -14,8 +14,8 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature
 from rtl.common.params import check_int
-from rtl.net import COUNTERS, LinkPort
-from rtl.net.params import PhitCtl
+from rtl.link import COUNTERS, LinkPort
+from rtl.link.params import PhitCtl
 from rtl.netport import NetworkPort
 from rtl.netport.ejector import EjectorEvents
 from rtl.netport.injector import InjectorEvents
@@ -64,7 +64,7 @@ class NetworkLayer(wiring.Component):
     sources, sinks
         The network port's unit streams (:class:`~rtl.netport.NetworkPort`).
     link : dict
-        :class:`~rtl.net.LinkPort` parameters (``vcs`` is set to 4).
+        :class:`~rtl.link.LinkPort` parameters (``vcs`` is set to 4).
     depth : int
         The crossbar's VC queue depth.
     dateline : bool
@@ -82,7 +82,7 @@ class NetworkLayer(wiring.Component):
         Every link port's retransmission settings.
     link_error : Out(link_ports)
     link_counters : Out(counter_bits).array(link_ports, len(COUNTERS))
-        Every link port's counters, in the order of :data:`rtl.net.COUNTERS`.
+        Every link port's counters, in the order of :data:`rtl.link.COUNTERS`.
     xbar_in_events, xbar_out_events, tx_events, rx_events
         The crossbar's and the network port's event strobes.
     """

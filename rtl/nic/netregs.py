@@ -3,12 +3,12 @@
 
 from amaranth.hdl import Signal
 
-from rtl.net import COUNTERS
+from rtl.link import COUNTERS
 from rtl.netport import connect_regs as connect_netport_regs
 
 __all__ = ["connect_network_regs", "LINK_REGISTERS"]
 
-#: where each link-port counter of :data:`rtl.net.COUNTERS` counts: (register, field) of a ``link``
+#: where each link-port counter of :data:`rtl.link.COUNTERS` counts: (register, field) of a ``link``
 #: block; ``malformed_packets`` and ``protocol_errors`` have no register yet
 LINK_REGISTERS = {
     "crc_errors": ("errors", "crc_errors"), "retransmissions": ("errors", "retransmissions"),

@@ -2,8 +2,7 @@
 starts while busy ignored, stray responses dropped (Amaranth simulator)."""
 
 from rtl.atu import AtuFlush, AtuFormats
-
-from .streams import run_sim
+from sim.amsim import run_sim
 
 PAGE = 0x4_1234
 

@@ -4,10 +4,9 @@
 from rtl.atu import AtuFormats, AtuGateCheck
 from rtl.common.ats import AtsCause
 from rtl.common.htax import HtaxCmd, HtaxStatus
+from sim.amsim import run_sim
 from sim.atu_model import gate_word
 from sim.htax_packet import HtaxPacket
-
-from .streams import run_sim
 
 F = AtuFormats(gat_entries=4, tlb_entries=16, tlb_ways=1, reorder_entries=4, vpids=4, fus=1)
 PAGE = (2 << 18) | 0x1234

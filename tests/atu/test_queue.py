@@ -7,8 +7,7 @@ import pytest
 from amaranth.lib import data
 
 from rtl.atu import AtuRequestQueue
-
-from .streams import run_sim, stream_get, stream_put
+from sim.amsim import run_sim, stream_get, stream_put
 
 ITEM = data.StructLayout({"value": 12, "flag": 1})
 

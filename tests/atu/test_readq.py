@@ -7,8 +7,7 @@ import pytest
 from amaranth.lib import data
 
 from rtl.atu import AtuReadQueue
-
-from .streams import run_sim, stream_get
+from sim.amsim import run_sim, stream_get
 
 ITEM = data.StructLayout({"slot": 5, "word": 11})
 

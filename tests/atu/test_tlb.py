@@ -2,8 +2,7 @@
 
 from rtl.atu import AtuFormats, AtuTlb
 from rtl.atu.layout import GATE_INDEX_BITS
-
-from .streams import run_sim
+from sim.amsim import run_sim
 
 
 def _tlb(ways):

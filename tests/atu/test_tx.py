@@ -5,10 +5,9 @@ from rtl.atu import AtuFormats, AtuTxArbiter
 from rtl.atu.layout import GAT_BASE_SHIFT
 from rtl.common.ats import AtsCause, AtsCmd
 from rtl.common.htax import HtaxCmd, HtaxVC
+from sim.amsim import run_sim
 from sim.atu_model import Translation, decode_ats
 from sim.htax_packet import HtaxPacket
-
-from .streams import run_sim
 
 F = AtuFormats(gat_entries=512, tlb_entries=1024, tlb_ways=1, reorder_entries=32, vpids=32, fus=3)
 

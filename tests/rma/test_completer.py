@@ -19,10 +19,10 @@ from rtl.rma.completer import RmaCompleter
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaNetFields
 from rtl.rma.notifier import RmaNotifier
 from rtl.rma.txarb import RmaTxArbiter
+from sim.amsim import run_sim, stream_put
 from sim.htax_packet import HtaxPacket
 from sim.layout import fields, pack, unpack
 from sim.rma_model import RmaNodeModel, decode_address, descriptor, encode_address
-from tests.atu.streams import run_sim, stream_put
 from tests.rma.test_model import AMAP
 
 VPIDS = 8

@@ -2,7 +2,7 @@
 their meeting with a notification's advance."""
 
 from rtl.rma.notifier import RmaNotifier
-from tests.atu.streams import run_sim
+from sim.amsim import run_sim
 
 SIZE = 8
 BASE = 0x1230               # bits 51:4 of the queue base

@@ -8,8 +8,8 @@ import random
 
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from rtl.rma.reader import RmaReader
+from sim.amsim import run_sim, stream_put
 from sim.htax_packet import HtaxPacket
-from tests.atu.streams import run_sim, stream_put
 
 SLOTS, TAG_BASE = 4, 16
 

@@ -31,11 +31,11 @@ from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxStatus
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaError, RmaNotifyClass, RmaPageOffset
 from rtl.rma.rma import COUNTERS, Rma
+from sim.amsim import run_sim
 from sim.atu_model import AtuModel, decode_ats, gate_word
 from sim.htax_packet import HtaxPacket
 from sim.layout import pack, unpack
 from sim.rma_model import NotificationQueue, RmaNetworkModel, RmaNodeModel, decode_notification, descriptor
-from tests.atu.streams import run_sim
 
 VPIDS = 8
 BASE = 0x8000_0100_0000

@@ -6,7 +6,7 @@ import random
 from amaranth.lib import data
 
 from rtl.rma.streams import RmaSlice
-from tests.atu.streams import run_sim, stream_get, stream_put
+from sim.amsim import run_sim, stream_get, stream_put
 
 Item = data.StructLayout({"a": 16, "b": 3})
 

@@ -15,10 +15,10 @@ from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxVC
 from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.velo import VeloCompleter, VeloWritePointers
 from rtl.velo.formats import VeloNetFields
+from sim.amsim import run_sim, stream_put
 from sim.htax_packet import HtaxPacket
 from sim.layout import pack
 from sim.velo_model import Mailbox, VeloCompleterModel, net_header
-from tests.atu.streams import run_sim, stream_put
 
 VPIDS = 8
 

@@ -1,7 +1,7 @@
 """Receive half of the link port: flit checking, in-order acceptance, ack/NAK generation (ch. 7.3).
 
 Every phit goes through one register stage, then a framer that follows the control bits
-(:class:`~rtl.net.params.PhitCtl`).  A flit is *good* when it is framed correctly (SOF, header, whole
+(:class:`~rtl.link.params.PhitCtl`).  A flit is *good* when it is framed correctly (SOF, header, whole
 beats, EOF, no IDLE inside), its length fits its type and its CRC matches.  A good data flit is
 accepted when its sequence number is the expected one; a good flit ahead of it (a gap) asks for a NAK,
 one behind it (a duplicate from a replay) is dropped and re-acknowledged by the ack field of the next
@@ -24,7 +24,7 @@ __all__ = ["LinkRx"]
 
 
 class LinkRx(wiring.Component):
-    """Receive side of :class:`~rtl.net.LinkPort`.
+    """Receive side of :class:`~rtl.link.LinkPort`.
 
     Parameters
     ----------

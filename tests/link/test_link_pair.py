@@ -46,7 +46,7 @@ CASES = {
 def test_link_pair_small(case):
     params = dict(packets=40, latency=8, replay_timeout=160, vcs=4)
     params.update(CASES[case])
-    run_cocotb(LinkPair(**SMALL), name="link_pair_small", test_module="tests.net.tb_link_pair",
+    run_cocotb(LinkPair(**SMALL), name="link_pair_small", test_module="tests.link.tb_link_pair",
                params=params)
 
 
@@ -57,7 +57,7 @@ def test_link_pair_two_vcs(case):
     scoreboard."""
     params = dict(packets=40, latency=8, replay_timeout=160, vcs=2)
     params.update(CASES[case])
-    run_cocotb(LinkPair(**SMALL, vcs=2), name="link_pair_small_vcs2", test_module="tests.net.tb_link_pair",
+    run_cocotb(LinkPair(**SMALL, vcs=2), name="link_pair_small_vcs2", test_module="tests.link.tb_link_pair",
                params=params)
 
 
@@ -76,5 +76,5 @@ def test_link_pair_default(case):
         # the data flits (seed 15: nothing retransmitted).  80 packets at 3e-3: ~30 bursts, each
         # missing with probability ~1/2.
         params.update(packets=80, errors={"burst": 3e-3})
-    run_cocotb(LinkPair(), name="link_pair_default", test_module="tests.net.tb_link_pair",
+    run_cocotb(LinkPair(), name="link_pair_default", test_module="tests.link.tb_link_pair",
                params=params)

@@ -43,7 +43,7 @@ _DATA, _REPLAY, _CTRL = range(3)
 
 
 class LinkTx(wiring.Component):
-    """Transmit side of :class:`~rtl.net.LinkPort`.
+    """Transmit side of :class:`~rtl.link.LinkPort`.
 
     Parameters
     ----------
@@ -56,7 +56,7 @@ class LinkTx(wiring.Component):
     phit, ctl : ``Out(phit_bits)``, ``Out(PhitCtl)``
         To the PHY, one phit per cycle (registered).
     expected, ack_valid, ack, ack_nak, credit_valid, credit, nak_req, freed :
-        From :class:`~rtl.net.link_rx.LinkRx` (see there).
+        From :class:`~rtl.link.link_rx.LinkRx` (see there).
     replay_timeout : ``In(16)``
         Replay timer in cycles.
     max_replays : ``In(4)``

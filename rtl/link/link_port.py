@@ -9,7 +9,7 @@ protected by a CRC (ch. 7.3).  The wire format, the protocol and the sizing rule
 Deviations from the dissertation (ch. 7.3 gives no more detail than the above):
 
 - packet boundaries are not marked in the phit stream; they follow from the network header
-  (:mod:`rtl.net.framing`), and a flit may carry the end of one packet and the start of the next;
+  (:mod:`rtl.link.framing`), and a flit may carry the end of one packet and the start of the next;
 - a credit is one 64-bit beat of receive buffer, not one flit, so short flits do not waste buffer;
 - the phit width is a parameter (16, 32 or 64 data bits) and wider phits use CRC-32 instead of
   CRC-16;

@@ -1,4 +1,4 @@
-"""Stream helpers for the Amaranth-simulator tests of the ATU's blocks (``amaranth.lib.stream`` interfaces
+"""Stream helpers for Amaranth-simulator testbenches (``amaranth.lib.stream`` interfaces
 and :class:`rtl.atu.formats.OfferSignature`): one producer and one consumer per stream, with random
 stalls drawn from a seeded generator."""
 

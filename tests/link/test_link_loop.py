@@ -3,7 +3,7 @@ default suite, >= 10**6 flits at a 1e-3 per-flit error rate under ``make soak``.
 
 import pytest
 
-from rtl.net.loopback import LinkLoop
+from rtl.link.loopback import LinkLoop
 from sim.runner import run_cocotb
 
 
@@ -12,7 +12,7 @@ def test_loop_short():
     """Default configuration (four VCs, 1500 packets on each), 1e-3 per-flit errors plus dropped
     phits and bursts, backpressure."""
     loop = LinkLoop()
-    run_cocotb(loop, name="link_loop", test_module="tests.net.tb_link_loop",
+    run_cocotb(loop, name="link_loop", test_module="tests.link.tb_link_loop",
                params=dict(vcs=loop.params.vcs, packets=1500, cycles=600_000, flit_error=1e-3, drop=2e-5,
                            burst=1e-5, src_stall=0.1, dst_stall=0.1))
 
@@ -27,7 +27,7 @@ def test_loop_soak():
     import tempfile
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         loop = LinkLoop(flit_phits=16)
-        run_cocotb(loop, name="link_loop_f16", test_module="tests.net.tb_link_loop",
+        run_cocotb(loop, name="link_loop_f16", test_module="tests.link.tb_link_loop",
                    params=dict(vcs=loop.params.vcs, packets=0, cycles=7_500_000, flit_error=1e-3,
                                flit_phits=14, step=500_000, out=f.name))
         with open(f.name) as g:

@@ -4,7 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.net import LinkPort
+from rtl.link import LinkPort
 
 __all__ = ["LinkPair"]
 

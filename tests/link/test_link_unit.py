@@ -12,8 +12,8 @@ from amaranth.sim import Simulator
 
 from rtl.common.net import MAX_PAYLOAD_WORDS
 from rtl.config import DEFAULT_PATH, load
-from rtl.net import LinkParams, LinkPort, LinkRx, LinkTx, PacketRestorer, PacketShaper, RxBuffer
-from rtl.net.params import PhitCtl
+from rtl.link import LinkParams, LinkPort, LinkRx, LinkTx, PacketRestorer, PacketShaper, RxBuffer
+from rtl.link.params import PhitCtl
 from sim.link_model import beats_of, crc_bytes, flit_phits, random_packet, shape
 from sim.netroute import header_fields
 
