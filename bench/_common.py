@@ -3,8 +3,8 @@
 import json
 import platform
 
-from fpga.provenance import provenance
 from rtl.config import ROOT
+from sim.provenance import provenance
 
 __all__ = ["BENCH_DIR", "DOCS_DIR", "write_bench"]
 
@@ -35,7 +35,7 @@ def write_bench(unit, metrics, config, notes=None):
     table row in ``docs/performance.md``) plus ``config``.
 
     ``config`` also records the host, the date, the commit and whether the tree was dirty
-    (:func:`fpga.provenance.provenance`), and the configuration file (``$CONFIG``).  ``notes``
+    (:func:`sim.provenance.provenance`), and the configuration file (``$CONFIG``).  ``notes``
     (name -> text), if given, is written as ``notes``: why a figure differs from the dissertation's."""
     def number(v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)

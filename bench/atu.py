@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import DOCS_DIR, write_bench  # noqa: E402
 
-from rtl.atu.system import SWITCHES, AtuSystem, with_switch  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from tests.atu.config import atu_config  # noqa: E402
+from sim.tops.atu import SWITCHES, AtuSystem, with_switch  # noqa: E402
+from sim.tops.configs import atu_config  # noqa: E402
 
 # the system's name per switch, as the tests name it (Verilator builds are cached by name and design)
 SYSTEM_NAMES = {"pipelined": "atu_system", "direct": "atu_system_htaxd"}

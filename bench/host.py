@@ -11,9 +11,9 @@ import tempfile
 from _common import write_bench
 
 from rtl.config import load
-from rtl.scratch import UNITS
 from sim.runner import run_cocotb
 from sim.toolchain import have_icarus
+from sim.tops.scratch import UNITS
 
 
 def measure(sim, jobs, idle):

@@ -1,6 +1,6 @@
 """``make bench`` for the link port: efficiency, throughput, retry recovery, goodput under errors.
 
-Runs the RTL loop (rtl.link.loopback.LinkLoop: two default link ports, 16-cycle channel each way,
+Runs the RTL loop (sim.tops.link.LinkLoop: two default link ports, 16-cycle channel each way,
 traffic generators and checkers on every VC) on Verilator without per-cycle Python, and the recovery
 testbench (tests/link/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
 ("Performance"); results go to build/bench/link.json.
@@ -23,9 +23,11 @@ from _common import write_bench  # noqa: E402
 
 from rtl.config import load  # noqa: E402
 from rtl.link import LinkParams  # noqa: E402
-from rtl.link.loopback import LinkLoop  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from tests.link.tops import LinkPair  # noqa: E402
+from sim.tops.link import (
+    LinkLoop,  # noqa: E402
+    LinkPair,  # noqa: E402
+)
 
 LATENCY = 16
 CYCLES = 200_000

@@ -4,7 +4,7 @@ Crossbar (tests/xbar/tb_xbar_bench.py on the 8-port crossbar of the 3-D torus no
 network ports): ``hop_latency_cycles``, ``crossbar_saturation_uniform`` (packets on all VCs) and
 ``crossbar_saturation_uniform_one_vc``.  Definitions are in that testbench's docstring.
 
-Fabric (tests/fabric/tb_fabric.py on tests/fabric/tops.py, default link ports):
+Fabric (tests/fabric/tb_fabric.py on sim/tops/fabric.py, default link ports):
 
 * ``node_to_node_latency_cycles``: two nodes back to back, cables wired directly (no channel latency),
   idle: a header alone offered by node 0's unit to node 1's unit taking it, through both network ports,
@@ -31,8 +31,8 @@ from _common import DOCS_DIR, write_bench  # noqa: E402
 
 from sim.routing import back_to_back, torus_3d  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from tests.fabric.tops import Fabric  # noqa: E402
-from tests.xbar.tops import CountingCrossbar  # noqa: E402
+from sim.tops.fabric import Fabric  # noqa: E402
+from sim.tops.xbar import CountingCrossbar  # noqa: E402
 
 RATES = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 1.0)   # request starts per cycle per node
 

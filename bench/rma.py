@@ -1,8 +1,8 @@
 """RMA benchmark: ``build/bench/rma.json``.  Definitions are in ``tests/rma/tb_rma_bench.py`` and
 ``docs/rma.md`` ("Figures").
 
-Two nodes of :class:`rtl.rma.system.RmaSystem` cross-connected (no network port between them) on the
-small configuration of the RMA system tests (``tests/rma/config.py``: the default one with a
+Two nodes of :class:`sim.tops.rma.RmaSystem` cross-connected (no network port between them) on the
+small configuration of the RMA system tests (``configs/test_rma.toml``: the default one with a
 four-port direct HTAX), Verilator at ``EXTOLL_CXX_OPT`` (``-Os`` unless set):
 
 * ``<op>_<sub-operation>``: table 9-1's composition of each operation, with the dissertation's
@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import SUB, TABLE_9_1, write_bench  # noqa: E402
 
-from rtl.rma.system import RmaSystem  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from tests.rma.config import small_config  # noqa: E402
+from sim.tops.configs import rma_config  # noqa: E402
+from sim.tops.rma import RmaSystem  # noqa: E402
 
 #: table 9-1's RMA operations (VELO is bench/system.py's)
 TABLE_9_1 = {op: row for op, row in TABLE_9_1.items() if op != "velo"}
@@ -44,7 +44,7 @@ SIZES = (64, 128, 256, 512, 1024, 2048, 4096)
 def run(quick=False):
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "rma.json"
-        run_cocotb(RmaSystem(small_config(), nodes=2), name="rma_bench", test_module="tests.rma.tb_rma_bench",
+        run_cocotb(RmaSystem(rma_config(), nodes=2), name="rma_bench", test_module="tests.rma.tb_rma_bench",
                    params={"out": str(out), "sizes": [64, 4096] if quick else list(SIZES)}, seed=1,
                    cxx_opt=os.environ.get("EXTOLL_CXX_OPT", "-Os"))
         return json.loads(out.read_text())
@@ -93,9 +93,9 @@ def main():
     for kind in ("put", "get"):
         res[f"{kind}_words_per_cycle"] = {f"{n}B": res.pop(f"{kind}_words_per_cycle_{n}B") for n in SIZES}
     res["words_per_cycle_4096B"] = {k: res[f"{k}_words_per_cycle"]["4096B"] for k in ("put", "get")}
-    cfg = small_config()
+    cfg = rma_config()
     write_bench("rma", res, {
-        "config": "tests/rma/config.py small_config: configs/default.toml with a 4-port direct HTAX",
+        "config": "configs/test_rma.toml: configs/default.toml with a 4-port direct HTAX",
         "htax_variant": cfg["htax"]["variant"], "htax_ports": cfg["htax"]["ports"], "nodes": 2,
         "vpids": cfg["system"]["vpids"], "address_mode": "virtual (ATU), TLBs warm",
         "memory_latency_cycles": cfg.ns_to_cycles(cfg["host"]["dma_read_latency_ns"]),

@@ -1,7 +1,7 @@
 """Two NICs back to back through the drivers (issue 37): ``build/bench/system.json`` and three plots in
 ``docs/`` (``nic_latency_vs_size.png``, ``nic_bandwidth_vs_size.png``, ``nic_latency_breakdown.png``).
 
-:class:`rtl.nic.system.NicSystem` of ``tests/nic/config.py`` ``small_config`` (the default
+:class:`sim.tops.nic.NicSystem` of ``configs/test_nic.toml`` ``nic_config`` (the default
 configuration with a five-port direct HTAX, one link port, 8 VPIDs; cable 2 cycles each way), each
 node with the host model and the driver (:mod:`sim.driver.nic`), Verilator at ``EXTOLL_CXX_OPT``
 (``-Os`` unless set).  Definitions of every measurement: ``tests/nic/tb_nic_bench.py``.  Cycles are
@@ -42,10 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import BENCH_DIR, DOCS_DIR, SUB, TABLE_9_1, write_bench  # noqa: E402
 
-from rtl.nic.system import NicSystem  # noqa: E402
 from sim.host_timing import HostTiming  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from tests.nic.config import ring_config, small_config  # noqa: E402
+from sim.tops.configs import nic_config, ring_config  # noqa: E402
+from sim.tops.nic import NicSystem  # noqa: E402
 
 SOFTWARE_NS = 300                   # table 9-2, software overhead per operation
 #: table 9-3, messages per second
@@ -71,7 +71,7 @@ def run_pair(params):
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "system.json"
         t = time.perf_counter()
-        run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
+        run_cocotb(NicSystem(nic_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
                    params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
         print(f"2-node bench: {time.perf_counter() - t:.0f} s (build included)")
         return json.loads(out.read_text())
@@ -276,7 +276,7 @@ def main():
     ap.add_argument("--from-raw", action="store_true",
                     help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
     args = ap.parse_args()
-    cfg = small_config()
+    cfg = nic_config()
     t = HostTiming.from_config(cfg)
     params = {}
     if args.quick:
@@ -300,9 +300,9 @@ def main():
         print(json.dumps(res, indent=1))
         return
     write_bench("system", res, {
-        "config": "tests/nic/config.py small_config: configs/default.toml with a 5-port direct HTAX, one link "
+        "config": "configs/test_nic.toml nic_config: configs/default.toml with a 5-port direct HTAX, one link "
                   "port, 8 VPIDs, 4 nodes, 64 TLB entries",
-        "system": "rtl.nic.system.NicSystem, 2 nodes back to back (b2b), cable latency 2 cycles each way",
+        "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b), cable latency 2 cycles each way",
         "ring": "NicSystem(ring_config(8), nodes=8, topology='ring'): two link ports per node",
         "htax_variant": cfg["htax"]["variant"], "address_mode": "virtual (ATU), TLBs warm",
         "clock_mhz": cfg["system"]["clock_mhz"], "cxx_opt": cxx_opt(),

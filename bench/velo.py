@@ -7,7 +7,7 @@
   ``net_tx``), ``completer_latency_cycles`` (network header moves into ``net_rx`` -> slot WRITE header
   offered on ``tx``), and ``message_rate_per_cycle_{requester,completer}_{8,64}B``: back-to-back
   messages per cycle, from the first header out to the last of 32 messages.
-* ``loopback_latency_cycles_{8,56}B``: in ``rtl.velo.system.VeloSystem`` on Verilator, a node sending
+* ``loopback_latency_cycles_{8,56}B``: in ``sim.tops.velo.VeloSystem`` on Verilator, a node sending
   to itself: from the cycle the CPU store is issued (:meth:`sim.host.HostModel.write`) to the cycle the
   slot's WRITE, status word first, lands in host memory (host model at table 3-1's latencies).  The
   system is built from ``configs/default.toml`` as it is: the eight-port ``HtaxPipelined``, of which
@@ -33,11 +33,10 @@ from rtl.common.net import NetBeatKind  # noqa: E402
 from rtl.config import load  # noqa: E402
 from rtl.link import LinkParams  # noqa: E402
 from rtl.velo import VeloRequester  # noqa: E402
-from rtl.velo.system import VeloSystem  # noqa: E402
 from sim.htax_packet import line_write_packet  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
+from sim.tops.velo import VeloCompleterTop, VeloSystem  # noqa: E402
 from sim.velo_model import Mailbox, encode_address, net_header  # noqa: E402
-from tests.velo.test_completer import Harness  # noqa: E402
 
 MESSAGES = 32
 POSTED = int(HtaxVC.POSTED.value)
@@ -102,7 +101,7 @@ def requester(cfg, amap):
 
 def completer():
     def run(messages):
-        dut = Harness([Mailbox(enable=True, base=0x10_0000 * (v + 1), size=3) for v in range(8)])
+        dut = VeloCompleterTop([Mailbox(enable=True, base=0x10_0000 * (v + 1), size=3) for v in range(8)])
         beats = []
         for words in messages:
             hdr = net_header(dst_node=0, src_node=1, words=words, dst_vpid=2, src_vpid=3, msg_words=words, mtt=0,

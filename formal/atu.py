@@ -24,12 +24,12 @@ no state of the ATU.
 from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Assert, Assume, Elaboratable, Fragment, Module, Signal
 
-from fpga.formal import Proof
 from rtl.atu import Atu
 from rtl.atu.layout import Gate
 from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from rtl.common.htax_rules import link_rules, sink_rules
+from sim.formal import Proof
 
 
 def _small():

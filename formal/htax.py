@@ -36,10 +36,10 @@ VCs at random while keeping their ``ready2`` promise (:func:`~rtl.common.htax_ru
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assume, Elaboratable, Fragment, Module
 
-from fpga.formal import Proof
 from rtl.common.htax import MAX_DATA_WORDS
 from rtl.common.htax_rules import link_rules, sink_rules
 from rtl.htax import Htax, HtaxPipelined
+from sim.formal import Proof
 
 
 class HtaxEnvironment(Elaboratable):

@@ -23,9 +23,9 @@ counted, and a packet delivered after it.
 from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Array, Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
-from fpga.formal import Proof
 from rtl.common.net import NetBeatKind, NetHeader
 from rtl.link import LinkPort, PhitCtl
+from sim.formal import Proof
 
 SMALL = dict(phit_bits=64, flit_phits=3, replay_flits=2, vcs=4, rx_buffer_beats=4, counter_bits=4)
 ERRORS = 2

@@ -11,9 +11,9 @@ framing matches the header's length, every header is well formed) and the receiv
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Assume, Elaboratable, Module
 
-from fpga.formal import Proof
 from rtl.common.htax_rules import link_rules, sink_rules
-from rtl.scratch import HtaxScratch
+from sim.formal import Proof
+from sim.tops.scratch import HtaxScratch
 
 
 class _TxRules(Elaboratable):

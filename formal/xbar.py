@@ -17,10 +17,10 @@ at most ``ports - 1`` other grants).  Here the outputs obey the stream rules and
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Assume, Elaboratable, Module
 
-from fpga.formal import Proof
 from rtl.common.net import MAX_PACKET_BEATS
 from rtl.common.stream_rules import packet_length_rule, stream_rules
 from rtl.xbar import Crossbar
+from sim.formal import Proof
 
 
 class XbarProperties(Elaboratable):

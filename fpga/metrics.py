@@ -122,7 +122,7 @@ def _switch(section, src):
     ]
 
 
-_HOST = "Host model and self-test target (`sim/host.py`, `rtl/scratch`, issue 2)"
+_HOST = "Host model and self-test target (`sim/host.py`, `sim/tops/scratch.py`, issue 2)"
 _REGS = "Register file (`rtl/regs`, issue 4)"
 _ATU = "ATU (`rtl/atu`, issue 5)"
 _LINK = "Link port (`rtl/link`, issue 6)"
@@ -149,7 +149,7 @@ NOTES = {
     _VELO: "Latencies and rates at the requester's and completer's ports (outputs ready), loopback "
            "through the default eight-port switch, host memory at 44 cycles; definitions in "
            "`docs/velo.md`.",
-    _SYS: "NICs of `tests/nic/config.py`, 2-cycle cable, virtual addresses; ns = cycles x 6.4 + table 3-1's "
+    _SYS: "NICs of `configs/test_nic.toml`, 2-cycle cable, virtual addresses; ns = cycles x 6.4 + table 3-1's "
           "host share (t_cd + t_dm/2 + t_cm = 310 ns); the dissertation's ns include its PHY and 300 ns of "
           "software.  Definitions in `docs/nic.md`.",
     _ATU: "Measured at the ATU's HTAX port in the ATU system (register file + ATU behind the switch "

@@ -4,7 +4,7 @@
 of the registry :mod:`fpga.metrics`: its current value, the goal and whether it is met, the
 dissertation's figure and the command that measures it.  A metric whose file or key is missing is
 "not measured".  A footer lists each source file with the commit, dirty flag, configuration file and
-date it was measured with (:mod:`fpga.provenance`).  The page holds no history: that is in git.
+date it was measured with (:mod:`sim.provenance`).  The page holds no history: that is in git.
 """
 
 import argparse

@@ -10,7 +10,7 @@ For each unit (``fpga.units``) from one configuration:
 
 and writes ``build/reports/<unit>.json`` (keys ``ecp5_lut4``, ``ecp5_ff``, ``ecp5_dp16kd``,
 ``ecp5_fmax_mhz``, ``xc7_lut``, ``xc7_ff``, ``xc7_bram36`` and more; ``config``, ``commit``, ``dirty``
-and ``date`` say what was measured, :mod:`fpga.provenance`) plus ``build/reports/summary.md``.
+and ``date`` say what was measured, :mod:`sim.provenance`) plus ``build/reports/summary.md``.
 
 Where the target is missed (:mod:`fpga.timing`): the LUT levels in front of every register input
 (``ecp5_lut_levels_max``, ``ecp5_lut_levels_histogram``, the deepest register groups in
@@ -34,10 +34,10 @@ import subprocess
 import sys
 import time
 
-from rtl.config import ROOT, load
+from rtl.config import ROOT, config_errors, load
+from sim.provenance import provenance
 from sim.runner import emit_verilog
 
-from .provenance import provenance
 from .timing import format_tables, late_inputs, logic_depth
 from .units import discover
 
@@ -208,13 +208,18 @@ def main(argv=None):
                     help="nextpnr-ecp5 placer (static: the electrostatic placer, faster on the 8-port "
                          "HtaxPipelined)")
     ap.add_argument("--force", action="store_true", help="rerun even if the Verilog is unchanged")
+    ap.add_argument("--debug", action="store_true", help="a configuration error shows its traceback")
     args = ap.parse_args(argv)
-    cfg = load(args.config)
+    with config_errors(args.debug) as state:
+        cfg = state["cfg"] = load(args.config)
+        units = {name: factory(cfg) for name, factory in discover(args.unit, harness=True).items()}
     REPORTS.mkdir(parents=True, exist_ok=True)
-    for name, factory in discover(args.unit).items():
+    for name, component in units.items():
         workdir = REPORTS / name
         workdir.mkdir(parents=True, exist_ok=True)
-        text = emit_verilog(factory(cfg), name, workdir / f"{name}.v")
+        with config_errors(args.debug) as state:        # a check in a unit's elaborate()
+            state["cfg"] = cfg
+            text = emit_verilog(component, name, workdir / f"{name}.v")
         key = hashlib.sha256(f"{text}{args.target_mhz}{args.seed}{args.placer}{_FORMAT}".encode()).hexdigest()[:16]
         out = REPORTS / f"{name}.json"
         if not args.force and out.exists() and json.loads(out.read_text()).get("verilog_sha") == key:

@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from rtl.config import ROOT, load
+from rtl.config import ROOT, config_errors, load
 from sim.runner import emit_verilog
 
 from .units import discover
@@ -15,12 +15,14 @@ def main(argv=None):
     ap.add_argument("--config", help="configuration TOML (default: $CONFIG or configs/default.toml)")
     ap.add_argument("--unit", action="append", help="only this unit (repeatable)")
     ap.add_argument("--out", default=str(ROOT / "build" / "verilog"))
+    ap.add_argument("--debug", action="store_true", help="a configuration error shows its traceback")
     args = ap.parse_args(argv)
-    cfg = load(args.config)
-    for name, factory in discover(args.unit).items():
-        path = f"{args.out}/{name}.v"
-        text = emit_verilog(factory(cfg), name, path)
-        print(f"wrote {os.path.relpath(path)} ({text.count(chr(10))} lines)")
+    with config_errors(args.debug) as state:
+        cfg = state["cfg"] = load(args.config)
+        for name, factory in discover(args.unit).items():
+            path = f"{args.out}/{name}.v"
+            text = emit_verilog(factory(cfg), name, path)
+            print(f"wrote {os.path.relpath(path)} ({text.count(chr(10))} lines)")
     return 0
 
 

@@ -1,7 +1,7 @@
 """``make demo``: two simulated NICs back to back, driven through the driver API, step by step.
 
 Run it with ``make demo`` (or ``python -m sim.demo``; ``--seed n`` replays a run).  It elaborates
-:class:`rtl.nic.system.NicSystem` (two :class:`rtl.nic.Nic` of ``tests/nic/config.py`` ``small_config``
+:class:`sim.tops.nic.NicSystem` (two :class:`rtl.nic.Nic` of ``configs/test_nic.toml`` ``nic_config``
 cabled back to back), builds the Verilator model once (a few minutes on two cores; later
 runs reuse it from ``build/sim/nic_system2/``), and runs :func:`demo` under cocotb.  Each node has a
 host model (:class:`sim.host.HostModel`) and the NIC driver (:class:`sim.driver.nic.Nic`); the steps:
@@ -30,13 +30,13 @@ from pathlib import Path
 
 import cocotb
 
-from rtl.nic.system import topology
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.driver.nic import Nic, htax_route
 from sim.driver.rma import MAX_INT
 from sim.host import HostModel
 from sim.runner import tb_params, tb_seed
+from sim.tops.nic import topology
 
 __all__ = ["demo", "main"]
 
@@ -55,8 +55,8 @@ class Steps:
 
 @cocotb.test()
 async def demo(dut):
-    from tests.nic.config import small_config
-    cfg = small_config()
+    from sim.tops.configs import nic_config
+    cfg = nic_config()
     topo = topology("b2b", 2)
     seed = tb_seed()
     hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"], route=htax_route(cfg),
@@ -158,21 +158,24 @@ def _ticker(stop, start):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Two simulated EXTOLL NICs through the driver API.")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--debug", action="store_true", help="a configuration error shows its traceback")
     args = ap.parse_args(argv)
     root = Path(__file__).resolve().parent.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from rtl.nic.system import NicSystem
+    from rtl.config import config_errors
     from sim.host_timing import HostTiming
     from sim.runner import run_cocotb
-    from tests.nic.config import small_config
+    from sim.tops.configs import nic_config
+    from sim.tops.nic import NicSystem
 
-    cfg = small_config()
-    t = HostTiming.from_config(cfg)
-    start = time.perf_counter()
-    print("elaborating two NICs back to back (rtl.nic.system.NicSystem, tests/nic/config.py small_config) ...",
-          flush=True)
-    system = NicSystem(cfg)
+    with config_errors(args.debug) as state:
+        cfg = state["cfg"] = nic_config()
+        t = HostTiming.from_config(cfg)
+        start = time.perf_counter()
+        print("elaborating two NICs back to back (sim.tops.nic.NicSystem, configs/test_nic.toml nic_config) ...",
+              flush=True)
+        system = NicSystem(cfg)
     print("building the Verilator model if needed (first time: a few minutes; then cached in "
           "build/sim/nic_system2/) and running the demo ...", flush=True)
     stop = threading.Event()
@@ -198,4 +201,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

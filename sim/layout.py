@@ -5,12 +5,14 @@ Offsets and widths come from the very ``data.Struct``/``data.Union`` definitions
 integer shifting, cheap enough to run per beat in a cocotb testbench.
 """
 
+import importlib
+import re
 from functools import cache
 
 from amaranth.hdl import Shape
 from amaranth.lib import data
 
-__all__ = ["fields", "pack", "unpack"]
+__all__ = ["fields", "pack", "unpack", "LAYOUT_TABLE", "layout_rows"]
 
 
 @cache
@@ -62,3 +64,20 @@ def unpack(layout, word, names):
     """``{name: int}`` for the given field names of ``word``."""
     f = fields(layout)
     return {n: (word >> f[n][0]) & ((1 << f[n][1]) - 1) for n in names}
+
+
+#: a bit-layout table in docs/*.md: ``<!-- layout: module.Struct [skip=prefix] -->`` .. ``<!-- end layout -->``
+LAYOUT_TABLE = re.compile(r"<!-- layout: (\S+)(?: skip=(\S+))? -->\n(.*?)<!-- end layout -->", re.S)
+
+
+def layout_rows(path, skip=None):
+    """The rows ``| msb:lsb | `field` | width |`` a docs layout table of the struct at dotted ``path``
+    must have (fields whose name starts with ``skip`` left out), from the struct itself."""
+    mod, name = path.rsplit(".", 1)
+    layout = getattr(importlib.import_module(mod), name)
+    rows = []
+    for n, (o, w) in sorted(fields(layout).items(), key=lambda x: x[1][0]):
+        if skip and n.startswith(skip):
+            continue
+        rows.append(f"| {o + w - 1}:{o} | `{n}` | {w} |")
+    return rows

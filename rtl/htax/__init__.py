@@ -6,10 +6,10 @@ clock).  ``[htax] variant`` of the configuration chooses between them (:func:`fr
 """
 
 from rtl.common.params import check_choice
+from rtl.common.rr import RoundRobin
 
 from .layouts import Timing, Variant
 from .pipelined import HtaxPipelined
-from .rr import RoundRobin
 from .switch import Htax
 
 __all__ = ["Htax", "HtaxPipelined", "RoundRobin", "Timing", "Variant", "UNITS", "from_config"]

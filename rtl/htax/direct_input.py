@@ -5,6 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from rtl.common.htax import NUM_VCS, HtaxLinkSignature
+from rtl.common.rr import one_hot_index
 
 from .buffer import HtaxInputBuffer
 from .engine import HtaxReadEngine, read_side_invariants
@@ -19,7 +20,6 @@ from .layouts import (
     slot_count,
     take_layout,
 )
-from .rr import one_hot_index
 
 __all__ = ["HtaxDirectInput", "direct_request_signature"]
 

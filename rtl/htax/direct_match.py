@@ -5,11 +5,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import NUM_VCS
+from rtl.common.rr import one_hot_index, past, round_robin
 
 from .direct_input import direct_request_signature
 from .direct_output import direct_status_signature
 from .layouts import event_signature, take_layout
-from .rr import one_hot_index, past, round_robin
 
 __all__ = ["HtaxDirectMatch"]
 

@@ -6,9 +6,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import NUM_VCS, HtaxBeat, HtaxLinkSignature
+from rtl.common.rr import one_hot_index, one_hot_select, past_one_hot, round_robin
 
 from .layouts import BufferEntry
-from .rr import one_hot_index, one_hot_select, past_one_hot, round_robin
 
 __all__ = ["HtaxLinkEngine"]
 

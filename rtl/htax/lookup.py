@@ -4,6 +4,8 @@ from amaranth.hdl import Assert, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.rr import one_hot_index, one_hot_select
+
 from .layouts import (
     ERR_CLASS,
     Timing,
@@ -13,7 +15,6 @@ from .layouts import (
     start_layout,
     take_layout,
 )
-from .rr import one_hot_index, one_hot_select
 
 __all__ = ["HtaxHeadLookup"]
 

@@ -5,11 +5,11 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import NUM_VCS
+from rtl.common.rr import one_hot_index, one_hot_select, past_mask, round_robin, round_robin_select
 
 from .layouts import booking_layout, event_signature, take_layout
 from .pipelined_input import pipelined_request_signature
 from .pipelined_output import output_status_signature
-from .rr import one_hot_index, one_hot_select, past_mask, round_robin, round_robin_select
 
 __all__ = ["HtaxPipelinedMatch"]
 

@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import HtaxHeader, HtaxVC, malformed
 from rtl.common.htax_rules import data_beats
+from rtl.common.rr import lowest, one_hot_index
 
 from .layouts import (
     Timing,
@@ -16,7 +17,6 @@ from .layouts import (
     slot_record,
     slot_state_signature,
 )
-from .rr import lowest, one_hot_index
 
 __all__ = ["HtaxSlots"]
 

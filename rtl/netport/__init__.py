@@ -1,8 +1,8 @@
 """The network port (dissertation ch. 7.3, 7.4); see ``docs/network.md``."""
 
+from rtl.common.arbiter import PacketArbiter
 from rtl.common.net import NetClass, NetUnit
 
-from .arbiter import PacketArbiter
 from .ejector import Ejector, EjectorEvents
 from .injector import Injector, InjectorEvents
 from .lookup import LookupSignature, RouteLookup

@@ -11,7 +11,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NODE_BITS
-from rtl.htax.rr import one_hot_index, past_mask, round_robin_mask
+from rtl.common.rr import one_hot_index, past_mask, round_robin_mask
 
 __all__ = ["RouteLookup", "LookupSignature"]
 

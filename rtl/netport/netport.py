@@ -1,7 +1,7 @@
 """The network port: between the functional units and the crossbar (dissertation ch. 7.3, 7.4).
 
 Transmit: the units' streams are merged per message class (requests, responses) round-robin by whole
-packets (:class:`~rtl.netport.arbiter.PacketArbiter`), and each class's :class:`~rtl.netport.injector.
+packets (:class:`~rtl.common.arbiter.PacketArbiter`), and each class's :class:`~rtl.netport.injector.
 Injector` looks up the route for the packet's destination node in the route table (one read port,
 shared round-robin by the two classes: :class:`~rtl.netport.lookup.RouteLookup`) and sends the packet,
 route beat first, on the class's VC of the crossbar port (``2 * class``: dateline VC 0).  Receive: each
@@ -20,10 +20,10 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.arbiter import PacketArbiter
 from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetClass, NetStreamSignature, NetUnit, net_vc
 from rtl.common.params import check_distinct, check_int
 
-from .arbiter import PacketArbiter
 from .ejector import Ejector, EjectorEvents
 from .injector import Injector, InjectorEvents
 from .lookup import RouteLookup

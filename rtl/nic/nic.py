@@ -62,7 +62,8 @@ def nic_ports(cfg):
         raise ValueError(f"[atu] fu_ports must be [{ports['rma']}] (the RMA port) in the NIC, "
                          f"not {list(cfg['atu']['fu_ports'])}")
     if max(ports.values()) >= cfg["htax"]["ports"]:
-        raise ValueError(f"the HTAX has {cfg['htax']['ports']} ports, the NIC uses {sorted(ports.values())}")
+        raise ValueError(f"[htax] ports must be more than the highest HTAX port the NIC uses "
+                         f"({sorted(ports.values())}), not {cfg['htax']['ports']}")
     return ports
 
 

@@ -39,10 +39,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.utils import exact_log2
 
+from rtl.common.arbiter import PacketArbiter
 from rtl.common.htax import HtaxBeat, HtaxPortSignature
 from rtl.common.net import NODE_BITS, NetStreamSignature
 from rtl.common.params import check_int, check_port, check_pow2
-from rtl.netport.arbiter import PacketArbiter
 
 from .ats_client import RmaAtsClient
 from .completer import RmaCompleter

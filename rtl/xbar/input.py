@@ -33,7 +33,7 @@ from rtl.common.net import (
     RouteChar,
     RouteError,
 )
-from rtl.htax.rr import past_mask, round_robin_select
+from rtl.common.rr import past_mask, round_robin_select
 
 from .route import RouteStep
 

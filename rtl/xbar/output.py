@@ -24,7 +24,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature
-from rtl.htax.rr import one_hot_select
+from rtl.common.rr import one_hot_select
 
 from .input import XbarRequestSignature
 

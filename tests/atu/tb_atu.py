@@ -1,4 +1,4 @@
-"""cocotb testbench: the ATU in its system (HTAX + register file + ATU, :mod:`rtl.atu.system`).
+"""cocotb testbench: the ATU in its system (HTAX + register file + ATU, :mod:`sim.tops.atu`).
 
 The host model (``sim/host.py``) plays CPU and memory on HTAX port 0: it holds the GATs, answers the
 ATU's GATE reads (with jitter and reordering when ``jitter`` > 0) and writes the ATU registers.  One
@@ -22,7 +22,7 @@ from sim.htax_bus import HtaxSink, HtaxSource
 from sim.htax_packet import HtaxPacket
 from sim.regs_model import RegModel
 from sim.runner import tb_params, tb_seed
-from tests.atu.config import atu_config
+from sim.tops.configs import atu_config
 
 CFG = atu_config()
 A = CFG["atu"]

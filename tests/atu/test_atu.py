@@ -6,10 +6,10 @@ import copy
 import pytest
 
 from rtl.atu import Atu
-from rtl.atu.system import AtuSystem, with_switch
 from rtl.config import load
 from sim.runner import run_cocotb
-from tests.atu.config import atu_config
+from sim.tops.atu import AtuSystem, with_switch
+from sim.tops.configs import atu_config
 
 
 @pytest.mark.parametrize("kw, exc, msg", [

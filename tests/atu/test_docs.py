@@ -8,7 +8,8 @@ from amaranth.hdl import Value
 
 from rtl.atu import Atu
 from rtl.config import ROOT
-from tests.common.test_docs_layout import TABLE, expected_rows
+from sim.layout import LAYOUT_TABLE as TABLE
+from sim.layout import layout_rows as expected_rows
 
 DOC = ROOT / "docs" / "atu.md"
 

@@ -1,4 +1,4 @@
-"""cocotb: multi-node fabrics (tests/fabric/tops.py) with stream models or HDL traffic.
+"""cocotb: multi-node fabrics (sim/tops/fabric.py) with stream models or HDL traffic.
 
 ``stream_traffic`` (``Fabric(traffic=False)``): random requests and responses from every node's units
 to every node, random backpressure at every unit, bit errors on every link (``flip``): every packet
@@ -24,7 +24,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, Timer
 from sim.net_stream import NetStreamSink, NetStreamSource, Side
 from sim.netroute import fu_packet, header_fields, net_header
 from sim.runner import tb_params, tb_seed
-from tests.fabric.tops import ENDPOINT_COUNTERS
+from sim.tops.fabric import ENDPOINT_COUNTERS
 
 PERIOD = 10
 VELO, RMA_COMPLETER = 1, 3

@@ -1,11 +1,10 @@
-"""Fabric tests (cocotb): several nodes' network layers wired in HDL (tests/fabric/tops.py)."""
+"""Fabric tests (cocotb): several nodes' network layers wired in HDL (sim/tops/fabric.py)."""
 
 import pytest
 
 from sim.routing import back_to_back, ring, torus_2d, torus_3d
 from sim.runner import run_cocotb
-
-from .tops import Fabric
+from sim.tops.fabric import Fabric
 
 TOPOLOGIES = {
     "b2b": (back_to_back, {}),

@@ -7,8 +7,8 @@ import pytest
 from fpga import metrics as registry
 from fpga.metrics import Metric, at_least, at_most
 from fpga.perfdoc import format_value, goal_met, lookup, main, render, stale_keys
-from fpga.provenance import config_file, git_commit, provenance
 from rtl.config import ROOT
+from sim.provenance import config_file, git_commit, provenance
 
 SOURCES = {"bench/toy": "python bench/toy.py", "reports/toy": "make report UNIT=toy",
            "bench/gone": "python bench/gone.py"}

@@ -13,10 +13,7 @@ from amaranth.lib.wiring import In
 from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxPortSignature, HtaxStatus
-from rtl.config import load
-from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin, from_config
-from rtl.htax.counting import below_after
-from rtl.htax.rr import (
+from rtl.common.rr import (
     one_hot_select,
     past_mask,
     past_one_hot,
@@ -25,6 +22,9 @@ from rtl.htax.rr import (
     round_robin_mask,
     round_robin_select,
 )
+from rtl.config import load
+from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin, from_config
+from rtl.htax.counting import below_after
 from sim.htax_packet import HtaxPacket
 
 

@@ -1,4 +1,4 @@
-"""cocotb: the RTL loop (rtl.link.loopback.LinkLoop) run in large steps, no per-cycle Python.
+"""cocotb: the RTL loop (sim.tops.link.LinkLoop) run in large steps, no per-cycle Python.
 
 Parameters: ``vcs`` (the loop's VC count, default 4), ``packets`` per VC and direction (0: run
 ``cycles`` cycles with unlimited traffic), ``cycles`` (limit), ``flit_error`` (per-flit error

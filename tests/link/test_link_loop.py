@@ -3,8 +3,8 @@ default suite, >= 10**6 flits at a 1e-3 per-flit error rate under ``make soak``.
 
 import pytest
 
-from rtl.link.loopback import LinkLoop
 from sim.runner import run_cocotb
+from sim.tops.link import LinkLoop
 
 
 @pytest.mark.cocotb

@@ -8,8 +8,7 @@ order, intact, on its VC, plus the counters the error kind must move.  ``SEED=<n
 import pytest
 
 from sim.runner import run_cocotb
-
-from .tops import LinkPair
+from sim.tops.link import LinkPair
 
 # Small flits and short timers so that every error kind happens many times in a short run.
 SMALL = dict(phit_bits=16, flit_phits=16, replay_flits=8, rx_buffer_beats=16)

@@ -6,8 +6,7 @@ import pytest
 from rtl.common.net import NetClass, NetUnit
 from rtl.netport import NIC_SINKS, NIC_SOURCES, NetworkPort
 from sim.runner import run_cocotb
-
-from .tops import NetPortTop
+from sim.tops.netport import NetPortTop
 
 
 @pytest.mark.parametrize("kwargs, exc, msg", [

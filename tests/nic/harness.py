@@ -1,6 +1,6 @@
 """Shared set-up of the NIC system testbenches (``tb_nic.py``, ``tb_system.py``): one host model
 (``sim/host.py``) and one NIC driver (``sim/driver/nic.py``) per node of a
-:class:`rtl.nic.system.NicSystem`, brought up as the driver does, and the checks every testbench ends
+:class:`sim.tops.nic.NicSystem`, brought up as the driver does, and the checks every testbench ends
 with."""
 
 import random

@@ -1,4 +1,4 @@
-"""cocotb testbench: two NICs back to back (:class:`rtl.nic.system.NicSystem`), each with a host model
+"""cocotb testbench: two NICs back to back (:class:`sim.tops.nic.NicSystem`), each with a host model
 (``sim/host.py``) and the NIC driver (``sim/driver/nic.py``).
 
 ``smoke``: the drivers bring both NICs up (version, node id, routes from :mod:`sim.routing`); a VELO
@@ -10,14 +10,14 @@ from the RTL; the network counters show the packets crossed the link (none dropp
 
 import cocotb
 
-from rtl.nic.system import topology
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.driver.rma import MAX_INT
-from tests.nic.config import small_config
+from sim.tops.configs import nic_config
+from sim.tops.nic import topology
 from tests.nic.harness import bring_up, check_clean
 
-CFG = small_config()
+CFG = nic_config()
 TOPOLOGY = topology("b2b", 2)
 
 

@@ -1,6 +1,6 @@
 """cocotb benchmark of two NICs back to back (``bench/system.py`` runs it; results to ``params["out"]``).
 
-:class:`rtl.nic.system.NicSystem` of ``tests/nic/config.py`` ``small_config`` (two nodes, one cable of
+:class:`sim.tops.nic.NicSystem` of ``configs/test_nic.toml`` ``nic_config`` (two nodes, one cable of
 2 cycles each way), each node with a host model at table 3-1's DMA read latency and the NIC driver.
 Every figure is in cycles of the core clock measured at the NICs' host ports (``bench/system.py``
 adds the host's share, :mod:`sim.host_timing`).  RMA runs in virtual-address mode (ATU, memory
@@ -39,16 +39,16 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from rtl.common.htax import HtaxCmd
-from rtl.nic.system import topology
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.driver.rma import MAX_INT
 from sim.htax_packet import HtaxPacket
 from sim.runner import tb_params, tb_seed
-from tests.nic.config import small_config
+from sim.tops.configs import nic_config
+from sim.tops.nic import topology
 from tests.nic.harness import bring_up
 
-CFG = small_config()
+CFG = nic_config()
 TOPOLOGY = topology("b2b", 2)
 VELO_VPID, RMA_VPID, SELF_VPID = 1, 2, 3
 VELO_SIZES = (8, 16, 32, 64)

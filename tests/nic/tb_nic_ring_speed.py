@@ -1,7 +1,7 @@
 """cocotb simulation-speed run of eight NICs in a ring (``bench/system.py`` runs it; results to
 ``params["out"]``).
 
-:class:`rtl.nic.system.NicSystem` with ``topology="ring"`` and 8 nodes of :func:`ring_config` (the
+:class:`sim.tops.nic.NicSystem` with ``topology="ring"`` and 8 nodes of :func:`ring_config` (the
 small configuration with two link ports and 8 route-table entries).  Every driver brings its NIC up;
 then the wall-clock speed of the simulation is measured idle (no host port moves, the links idle) and
 busy: every node sends ``messages`` 64-byte VELO messages to the node four hops away (the farthest,
@@ -13,11 +13,11 @@ import time
 
 import cocotb
 
-from rtl.nic.system import topology
 from sim.driver.nic import Nic, htax_route
 from sim.host import HostModel
 from sim.runner import tb_params, tb_seed
-from tests.nic.config import ring_config
+from sim.tops.configs import ring_config
+from sim.tops.nic import topology
 
 NODES = 8
 CFG = ring_config(NODES)

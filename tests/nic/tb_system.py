@@ -1,4 +1,4 @@
-"""cocotb testbenches: NIC systems (:class:`rtl.nic.system.NicSystem`) of 2 to 8 nodes, every node with
+"""cocotb testbenches: NIC systems (:class:`sim.tops.nic.NicSystem`) of 2 to 8 nodes, every node with
 a host model and the drivers (``tests/nic/harness.py``), every cable through a bit-error channel.
 
 * ``all_pairs``: the drivers write the routes of :mod:`sim.routing` (read back); every node sends
@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 
 import cocotb
 
-from rtl.nic.system import flip_threshold, topology
 from rtl.rma.formats import RmaCommand, RmaError
 from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.driver.rma import MAX_INT
 from sim.runner import tb_params, tb_seed
-from tests.nic.config import small_config, system_config
+from sim.tops.configs import nic_config, system_config
+from sim.tops.nic import flip_threshold, topology
 from tests.nic.harness import bounded, bring_up, check_clean, flush_tlb, link_counters
 
 PUT, GET, LOCK, IMM, NOTE = (RmaCommand.PUT.value, RmaCommand.GET.value, RmaCommand.LOCK.value,
@@ -52,7 +52,7 @@ REQ, RSP = "requests", "responses"
 def system_from_params(p):
     """``(cfg, topology)`` of the system the pytest side elaborated (same parameters)."""
     links, nodes = p.get("link_ports"), p.get("nodes", 2)
-    cfg = small_config() if links is None else system_config(links, nodes=max(4, nodes))
+    cfg = nic_config() if links is None else system_config(links, nodes=max(4, nodes))
     topo = topology(p.get("topology", "b2b"), nodes, shape=tuple(p["shape"]) if p.get("shape") else None)
     return cfg, topo
 

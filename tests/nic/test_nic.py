@@ -8,9 +8,9 @@ import pytest
 
 from rtl.config import load
 from rtl.nic import Nic, nic_ports
-from rtl.nic.system import NicSystem
 from sim.runner import run_cocotb
-from tests.nic.config import small_config, system_config
+from sim.tops.configs import nic_config, system_config
+from sim.tops.nic import NicSystem
 
 
 def _cfg(**sections):
@@ -32,7 +32,8 @@ def test_default_ports():
     (dict(velo={"htax_port": 3}), r"^host, register file, ATU, RMA and VELO HTAX ports must be distinct, "
                                   r"not \[0, 1, 2, 3, 3\]$"),
     (dict(velo={"host_port": 5}), r"^\[velo\] host_port must be the host's port 0 \(\[rma\] host_port\), not 5$"),
-    (dict(htax={"ports": 6}), r"^the HTAX has 6 ports, the NIC uses \[0, 1, 2, 3, 6\]$"),
+    (dict(htax={"ports": 6}),
+     r"^\[htax\] ports must be more than the highest HTAX port the NIC uses \(\[0, 1, 2, 3, 6\]\), not 6$"),
     (dict(xbar={"link_ports": 0}), r"^\[xbar\] link_ports must be between 1 and 7, not 0$"),
     (dict(regs={"link_ports": 4}), r"^\[regs\] link_ports must be at least \[xbar\] link_ports 6, not 4$"),
 ])
@@ -43,7 +44,7 @@ def test_config_errors(sections, message):
 
 def test_nic_system_b2b_cocotb():
     """Two NICs back to back: VELO each way, RMA put, get and lock through the drivers."""
-    run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic", testcase="smoke")
+    run_cocotb(NicSystem(nic_config()), name="nic_system2", test_module="tests.nic.tb_nic", testcase="smoke")
 
 
 def test_nic_system_bench_quick(tmp_path):
@@ -51,7 +52,7 @@ def test_nic_system_bench_quick(tmp_path):
     payload is checked, and a DMA read's round trip at the host port is table 3-1's t_dm (280 ns at
     156.25 MHz: 44 cycles)."""
     out = tmp_path / "bench.json"
-    run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
+    run_cocotb(NicSystem(nic_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
                params={"out": str(out), "velo_sizes": [8], "rma_sizes": [8, 512], "stream_velo_sizes": [8],
                        "ops": ["velo", "put", "get"], "idle_cycles": 1000})
     res = json.loads(out.read_text())
@@ -68,7 +69,7 @@ def test_nic_system_bench_quick(tmp_path):
 def test_demo(tmp_path):
     """``make demo``'s cocotb side (``sim/demo.py``): every step's result is checked inside."""
     out = tmp_path / "demo.json"
-    run_cocotb(NicSystem(small_config()), name="nic_system2", test_module="sim.demo", testcase="demo",
+    run_cocotb(NicSystem(nic_config()), name="nic_system2", test_module="sim.demo", testcase="demo",
                params={"out": str(out)})
     steps = json.loads(out.read_text())["steps"]
     assert [s["step"] for s in steps][:4] == ["node 0: init", "node 1: init", "VELO send 0 -> 1 (32 B)",
@@ -90,7 +91,7 @@ TORUS8 = dict(topology="torus", nodes=8, shape=[2, 2, 2], link_ports=6)
 
 
 def test_topology_errors():
-    from rtl.nic.system import topology
+    from sim.tops.nic import topology
     with pytest.raises(ValueError, match=r"^a torus of shape \(2, 2\) has 4 nodes, not 8$"):
         topology("torus", 8, shape=(2, 2))
     with pytest.raises(ValueError, match=r"^a torus shape has 2 or 3 dimensions, not \(8,\)$"):
@@ -103,7 +104,7 @@ def test_topology_errors():
 
 
 def test_flip_threshold():
-    from rtl.nic.system import flip_threshold
+    from sim.tops.nic import flip_threshold
     t = flip_threshold(1e-3, 64)
     assert 1 - (1 - t / 2 ** 32) ** 64 == pytest.approx(1e-3, rel=1e-4)
     assert flip_threshold(0.0, 64) == 0

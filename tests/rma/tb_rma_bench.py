@@ -1,6 +1,6 @@
 """cocotb benchmark of RMA between two nodes (``bench/rma.py`` runs it; results to ``params["out"]``).
 
-:class:`rtl.rma.system.RmaSystem` with two cross-connected nodes, each with a host model and the
+:class:`sim.tops.rma.RmaSystem` with two cross-connected nodes, each with a host model and the
 drivers; node 0 (VPID 1) is the origin, node 1 (VPID 2) the target, both in virtual-address mode
 (no phys bit), memory registered through the ATU driver.  Each operation runs five times, on two
 pages in turn (so the completer's kept translation, ``rtl/rma/completer.py``, is never reused); the
@@ -31,10 +31,10 @@ from rtl.common.addrmap import AddressMap
 from rtl.rma.formats import RmaCommand
 from sim.driver.rma import MAX_INT
 from sim.runner import tb_params
-from tests.rma.config import small_config
+from sim.tops.configs import rma_config
 from tests.rma.tb_system import Node
 
-CFG = small_config()
+CFG = rma_config()
 AMAP = AddressMap.from_config(CFG)
 ORIGIN_VPID, TARGET_VPID = 1, 2
 RATE_OPS = 32

@@ -1,4 +1,4 @@
-"""cocotb testbench: RMA in its system (:class:`rtl.rma.system.RmaSystem`: HTAX, register file, ATU and
+"""cocotb testbench: RMA in its system (:class:`sim.tops.rma.RmaSystem`: HTAX, register file, ATU and
 RMA per node), one node sending to itself or two nodes cross-connected, each with a host model
 (``sim/host.py``) and the drivers (``sim/driver/rma.py``, ``sim/driver/atu.py``).
 
@@ -21,9 +21,9 @@ from sim.driver.rma import MAX_INT, RmaNode, RmaTimeout, mpi_lock, mpi_unlock, p
 from sim.host import HostModel
 from sim.htax_packet import beat_field
 from sim.runner import tb_params, tb_seed
-from tests.rma.config import small_config
+from sim.tops.configs import rma_config
 
-CFG = small_config()
+CFG = rma_config()
 AMAP = AddressMap.from_config(CFG)
 RMA_PORT = CFG["rma"]["htax_port"]
 REGS_PORT = CFG["regs"]["htax_port"]

@@ -5,9 +5,9 @@
 import pytest
 
 from rtl.rma import COUNTERS, REGISTER_COUNTERS
-from rtl.rma.system import RmaSystem
 from sim.runner import run_cocotb
-from tests.rma.config import small_config
+from sim.tops.configs import rma_config
+from sim.tops.rma import RmaSystem
 
 
 def test_every_counter_has_a_register():
@@ -15,11 +15,11 @@ def test_every_counter_has_a_register():
 
 
 def test_system_port_checks():
-    cfg = small_config()
+    cfg = rma_config()
     cfg["atu"]["fu_ports"] = [2, 3]
     with pytest.raises(ValueError, match=r"^\[atu\] fu_ports must be \[3\]"):
         RmaSystem(cfg)
-    cfg = small_config()
+    cfg = rma_config()
     cfg["rma"]["htax_port"] = 2
     with pytest.raises(ValueError, match="must be distinct"):
         RmaSystem(cfg)
@@ -32,12 +32,12 @@ def test_system_port_checks():
     ("bad_input", 2, {}),
 ])
 def test_rma_system_cocotb(testcase, nodes, params):
-    run_cocotb(RmaSystem(small_config(), nodes=nodes), name=f"rma_system{nodes}",
+    run_cocotb(RmaSystem(rma_config(), nodes=nodes), name=f"rma_system{nodes}",
                test_module="tests.rma.tb_system", testcase=testcase, params=params)
 
 
 @pytest.mark.soak
 def test_rma_system_soak():
     """`make soak`: 300 random operations between the two nodes, 50 % host backpressure."""
-    run_cocotb(RmaSystem(small_config(), nodes=2), name="rma_system2", test_module="tests.rma.tb_system",
+    run_cocotb(RmaSystem(rma_config(), nodes=2), name="rma_system2", test_module="tests.rma.tb_system",
                testcase="random_ops", params={"nodes": 2, "ops": 300, "ready_p": 0.5})

@@ -5,9 +5,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
-from rtl.scratch import HtaxScratch
-from rtl.scratch.scratch import ID_MAGIC, RAM_OFFSET
 from sim.htax_packet import HtaxPacket, beat_field, line_write_packet
+from sim.tops.scratch import ID_MAGIC, RAM_OFFSET, HtaxScratch
 
 
 @pytest.mark.parametrize("kw,msg", [

@@ -1,4 +1,4 @@
-"""cocotb testbench: the host bus functional model against the HTAX scratch target (rtl/scratch).
+"""cocotb testbench: the host bus functional model against the HTAX scratch target (sim/tops/scratch.py).
 
 Each test checks the DUT's and the model's behaviour against an independent Python picture of the
 scratch RAM and of host memory.  Parameters come from ``sim.runner.tb_params()``: ``ready_p`` (host
@@ -12,12 +12,12 @@ import cocotb
 
 from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxStatus, HtaxVC
 from rtl.config import load
-from rtl.scratch.scratch import ID_MAGIC, RAM_OFFSET
 from sim.host import HostModel, HtaxResponseError
 from sim.htax_bus import HtaxMonitor
 from sim.htax_packet import HtaxPacket
 from sim.layout import fields
 from sim.runner import tb_params, tb_seed
+from sim.tops.scratch import ID_MAGIC, RAM_OFFSET
 
 CFG = load()
 BASE = CFG["system"]["device_base"]

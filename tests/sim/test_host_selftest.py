@@ -3,9 +3,9 @@
 import pytest
 
 from rtl.config import load
-from rtl.scratch import UNITS
 from sim.runner import run_cocotb
 from sim.toolchain import have_icarus
+from sim.tops.scratch import UNITS
 
 CFG = load()
 

@@ -1,4 +1,4 @@
-"""cocotb testbench: VELO in its system (:class:`rtl.velo.system.VeloSystem`), one node sending to
+"""cocotb testbench: VELO in its system (:class:`sim.tops.velo.VeloSystem`), one node sending to
 itself or two nodes cross-connected, each with a host model (``sim/host.py``) and the VELO driver
 (``sim/driver/velo.py``).  Every slot the driver reads is compared with the reference model
 (:mod:`sim.velo_model`) fed with the same stores; every message with what was sent, in order per
@@ -15,10 +15,10 @@ from sim.driver.velo import VeloNode, random_payload
 from sim.host import HostModel
 from sim.htax_packet import HtaxPacket, line_write_packet
 from sim.runner import tb_params, tb_seed
+from sim.tops.configs import velo_config
 from sim.velo_model import VeloCompleterModel, VeloRequesterModel, decode_address, encode_address
-from tests.velo.config import small_config
 
-CFG = small_config()
+CFG = velo_config()
 AMAP = AddressMap.from_config(CFG)
 VELO_PORT = CFG["velo"]["htax_port"]
 REGS_PORT = CFG["regs"]["htax_port"]

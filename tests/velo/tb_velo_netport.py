@@ -1,4 +1,4 @@
-"""cocotb testbench: VELO behind a network port (:class:`rtl.velo.system.VeloNetSystem`), one node with a
+"""cocotb testbench: VELO behind a network port (:class:`sim.tops.velo.VeloNetSystem`), one node with a
 host model and the VELO driver.  The route table (``net.route``) holds a route for this node only, so a
 store to any other node reaches the port's injector, finds a zero entry and is dropped there."""
 
@@ -11,9 +11,9 @@ from sim.driver.velo import VeloNode, random_payload
 from sim.host import HostModel
 from sim.netroute import eject_char, route_word
 from sim.runner import tb_seed
-from tests.velo.config import small_config
+from sim.tops.configs import velo_config
 
-CFG = small_config()
+CFG = velo_config()
 AMAP = AddressMap.from_config(CFG)
 NODES = CFG["system"]["nodes"]
 

@@ -6,47 +6,16 @@ HTAX link.  The mailbox tables are memories of a small harness holding the model
 import os
 import random
 
-from amaranth.hdl import Module
-from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
-
-from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxVC
-from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
-from rtl.velo import VeloCompleter, VeloWritePointers
+from rtl.common.htax import HtaxCmd, HtaxVC
+from rtl.common.net import NetBeatKind, NetHeader, NetUnit
 from rtl.velo.formats import VeloNetFields
 from sim.amsim import run_sim, stream_put
 from sim.htax_packet import HtaxPacket
 from sim.layout import pack
+from sim.tops.velo import VeloCompleterTop
 from sim.velo_model import Mailbox, VeloCompleterModel, net_header
 
 VPIDS = 8
-
-
-class Harness(wiring.Component):
-    net_rx: In(NetStreamSignature())
-    tx: Out(HtaxLinkSignature())
-
-    def __init__(self, mailboxes):
-        self.mb = mailboxes
-        super().__init__()
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.cpl = cpl = VeloCompleter(vpids=VPIDS, htax_port=2, host_port=0)
-        m.submodules.wplt = wplt = VeloWritePointers(vpids=VPIDS)
-        tables = {}
-        for name, width, key in (("mslt", 64, "size"), ("balt", 40, "base"), ("rp", 32, "rp")):
-            init = [getattr(mb, key) >> (12 if key == "base" else 0) for mb in self.mb]
-            m.submodules[name] = mem = Memory(shape=width, depth=VPIDS, init=init)
-            tables[name] = mem.read_port()
-            m.d.comb += [tables[name].addr.eq(cpl.vpid), getattr(cpl, name).eq(tables[name].data)]
-        wiring.connect(m, wiring.flipped(self.net_rx), cpl.net_rx)
-        wiring.connect(m, cpl.tx, wiring.flipped(self.tx))
-        m.d.comb += [cpl.enable.eq(sum(int(mb.enable) << i for i, mb in enumerate(self.mb))),
-                     wplt.addr.eq(cpl.vpid), cpl.wp.eq(wplt.data), wplt.w_en.eq(cpl.wp_we),
-                     wplt.w_addr.eq(cpl.vpid), wplt.w_data.eq(cpl.wp_next)]
-        return m
 
 
 def random_packet(rng):
@@ -77,7 +46,7 @@ def test_completer_random():
         out = model.packet(p)
         if isinstance(out, list):
             expect += out
-    dut = Harness(mbs)
+    dut = VeloCompleterTop(mbs, vpids=VPIDS)
     got = []
 
     async def producer(ctx):

@@ -4,9 +4,9 @@
 import pytest
 
 from rtl.velo import Velo, VeloRequester
-from rtl.velo.system import VeloNetSystem, VeloSystem
 from sim.runner import run_cocotb
-from tests.velo.config import small_config
+from sim.tops.configs import velo_config
+from sim.tops.velo import VeloNetSystem, VeloSystem
 
 BASE = 0x8000_1000_0000
 
@@ -42,14 +42,14 @@ def test_window_alignment():
     ("split_half_lost", 1, {}),
 ])
 def test_velo_cocotb(testcase, nodes, params):
-    run_cocotb(VeloSystem(small_config(), nodes=nodes), name=f"velo_system{nodes}", test_module="tests.velo.tb_velo",
+    run_cocotb(VeloSystem(velo_config(), nodes=nodes), name=f"velo_system{nodes}", test_module="tests.velo.tb_velo",
                testcase=testcase, params=params)
 
 
 def test_velo_no_route():
     """Stores to nodes without a route through the requester and a network port: dropped and counted
     at the port, nothing lands, stores to a routed node still arrive."""
-    run_cocotb(VeloNetSystem(small_config()), name="velo_netport", test_module="tests.velo.tb_velo_netport",
+    run_cocotb(VeloNetSystem(velo_config()), name="velo_netport", test_module="tests.velo.tb_velo_netport",
                testcase="no_route")
 
 

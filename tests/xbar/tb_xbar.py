@@ -148,7 +148,7 @@ async def drain(bench, dut, limit):
 
 
 def counter(dut, name, port):
-    """A counter of the test top (tests/xbar/tops.py): ``in_packet``, ``in_missing``, ... of a port."""
+    """A counter of the test top (sim/tops/xbar.py): ``in_packet``, ``in_missing``, ... of a port."""
     return int(getattr(dut, f"{name}__{port}").value)
 
 

@@ -5,8 +5,7 @@ import pytest
 
 from rtl.xbar import Crossbar
 from sim.runner import run_cocotb
-
-from .tops import CountingCrossbar
+from sim.tops.xbar import CountingCrossbar
 
 
 @pytest.mark.parametrize("kwargs, exc, msg", [

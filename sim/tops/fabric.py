@@ -2,7 +2,7 @@
 
 Not part of the NIC.  :class:`Fabric` builds one :class:`~rtl.netlayer.NetworkLayer` per node of a
 :mod:`sim.routing` topology, with the node's route table (from ``sim.routing``) in a memory and its
-node id, and connects every cable through two :class:`~rtl.link.loopback.LfsrChannel` (latency, and bit
+node id, and connects every cable through two :class:`~sim.tops.link.LfsrChannel` (latency, and bit
 errors at the ``flip`` threshold, from seeded generators), so no Python runs per cycle on a link.
 
 Traffic enters and leaves either at the network ports' unit streams (``fu_tx__N__S``, ``fu_rx__N__S``,
@@ -18,9 +18,9 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NODE_BITS, NetBeatKind, NetClass, NetHeader, NetStreamSignature, NetUnit
-from rtl.link.loopback import LfsrChannel, _xorshift
 from rtl.link.params import PhitCtl
 from rtl.netlayer import NetworkLayer
+from sim.tops.link import LfsrChannel, _xorshift
 
 __all__ = ["Fabric", "Endpoint", "SOURCES", "SINKS", "ENDPOINT_COUNTERS"]
 

@@ -27,8 +27,7 @@ from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_distinct, check_int
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
-
-from . import connect_regs, rma_from_config
+from rtl.rma import connect_regs, rma_from_config
 
 __all__ = ["RmaSystem"]
 

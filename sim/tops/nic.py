@@ -4,8 +4,8 @@
 Each node is a :class:`~rtl.nic.Nic` with its host port exposed as ``htax<n>`` (for a
 :class:`sim.host.HostModel` and the driver :class:`sim.driver.nic.Nic`).  Every cable of the topology
 (:class:`sim.routing.Topology`: node ``k``'s link port ``p`` to ``topology.peer(k, p)``) runs through
-two :class:`~rtl.link.loopback.LfsrChannel` (one per direction: ``latency`` cycles, bit errors at the
-``flip`` threshold), as in ``tests/fabric/tops.py``, so no Python runs per cycle on a link.  Link ports
+two :class:`~sim.tops.link.LfsrChannel` (one per direction: ``latency`` cycles, bit errors at the
+``flip`` threshold), as in ``sim/tops/fabric.py``, so no Python runs per cycle on a link.  Link ports
 without a cable see an idle line.  Routes are not built in: the driver writes every node's route table.
 """
 
@@ -17,10 +17,9 @@ from amaranth.lib.wiring import In, Out, Signature
 
 from rtl.common.htax import HtaxPortSignature
 from rtl.common.params import check_int
-from rtl.link.loopback import LfsrChannel
 from rtl.link.params import PhitCtl
-
-from .nic import Nic
+from rtl.nic import Nic
+from sim.tops.link import LfsrChannel
 
 __all__ = ["NicSystem", "topology", "flip_threshold"]
 
@@ -28,7 +27,7 @@ __all__ = ["NicSystem", "topology", "flip_threshold"]
 def flip_threshold(flit_error, flit_phits):
     """The ``flip`` threshold for a flit error rate ``flit_error`` on flits of ``flit_phits`` phits.
 
-    :class:`~rtl.link.loopback.LfsrChannel` flips one bit of a phit (data or control) when its 32-bit
+    :class:`~sim.tops.link.LfsrChannel` flips one bit of a phit (data or control) when its 32-bit
     xorshift value, uniform over ``1 .. 2**32 - 1``, is below ``flip`` (``drop`` and ``burst`` are 0
     here): a phit is hit with probability ``p = flip / 2**32``, independently of every other phit, so a
     flit of ``n`` phits arrives damaged with probability ``1 - (1 - p)**n``.  The threshold solves that

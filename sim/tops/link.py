@@ -1,6 +1,8 @@
-"""Simulation-only harness: two link ports, an error-injecting channel, traffic generators, checkers.
+"""Link-port tops: two link ports side by side (:class:`LinkPair`, PHY sides open for a testbench
+channel), and a loop of two ports through an error-injecting channel with traffic generators and
+checkers (:class:`LinkLoop`).
 
-Not part of the NIC.  It lets the long runs (``make soak``, ``bench/link.py``) go without per-cycle
+Not part of the NIC.  The loop lets the long runs (``make soak``, ``bench/link.py``) go without per-cycle
 Python: every network-side packet (route word, network header, command and payload words) is a
 function of its VC and its number (:func:`_beat`), so a checker recomputes
 what it must receive and counts mismatches; the channel draws its errors from xorshift generators.
@@ -13,11 +15,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import MAX_PACKET_BEATS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
+from rtl.link.link_port import COUNTERS, LinkPort
+from rtl.link.params import PhitCtl
 
-from .link_port import COUNTERS, LinkPort
-from .params import PhitCtl
-
-__all__ = ["LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck"]
+__all__ = ["LinkPair", "LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck"]
 
 _K = 0x9E3779B97F4A7C15
 _K_ROUTE = 0xC2B2AE3D27D4EB4F
@@ -240,4 +241,38 @@ class LinkLoop(wiring.Component):
                              getattr(self, f"{x}{v}_received").eq(chk.received),
                              getattr(self, f"{x}{v}_errors").eq(chk.errors),
                              getattr(self, f"{x}{v}_payload").eq(chk.payload_beats)]
+        return m
+
+
+class LinkPair(wiring.Component):
+    """Ports ``a`` and ``b``; every member of each appears as ``a_<name>`` / ``b_<name>``.
+
+    The testbench moves phits between ``a_tx_phit`` and ``b_rx_phit`` (and back) through a channel.
+    """
+
+    def __init__(self, **params):
+        self.a = LinkPort(**params)
+        self.b = LinkPort(**params)
+        self.params = self.a.params
+        members = {}
+        for side in ("a", "b"):
+            for name, member in self.a.signature.members.items():
+                members[f"{side}_{name}"] = member
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.a = self.a
+        m.submodules.b = self.b
+        for side, port in (("a", self.a), ("b", self.b)):
+            for name, member in port.signature.members.items():
+                outer, inner = getattr(self, f"{side}_{name}"), getattr(port, name)
+                if member.is_signature:
+                    for v in range(len(inner)):
+                        wiring.connect(m, wiring.flipped(outer[v]), inner[v])
+                elif member.flow == In:
+                    m.d.comb += inner.eq(outer)
+                else:
+                    assert member.flow == Out
+                    m.d.comb += outer.eq(inner)
         return m

@@ -15,9 +15,9 @@ from amaranth.lib.wiring import In
 
 from fpga.units import discover
 from rtl.config import ROOT, load
-from sim.layout import fields
+from sim.layout import LAYOUT_TABLE as TABLE
+from sim.layout import layout_rows as expected_rows
 
-TABLE = re.compile(r"<!-- layout: (\S+)(?: skip=(\S+))? -->\n(.*?)<!-- end layout -->", re.S)
 ENUM_TABLE = re.compile(r"<!-- enum: (\S+) -->\n(.*?)<!-- end enum -->", re.S)
 PORT_TABLE = re.compile(r"<!-- ports: (\S+) -->\n(.*?)<!-- end ports -->", re.S)
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -33,17 +33,6 @@ def table_rows(body):
 
 def find(pattern):
     return [(doc.name, *m) for doc in DOCS for m in pattern.findall(doc.read_text())]
-
-
-def expected_rows(path, skip):
-    mod, name = path.rsplit(".", 1)
-    layout = getattr(importlib.import_module(mod), name)
-    rows = []
-    for n, (o, w) in sorted(fields(layout).items(), key=lambda x: x[1][0]):
-        if skip and n.startswith(skip):
-            continue
-        rows.append(f"| {o + w - 1}:{o} | `{n}` | {w} |")
-    return rows
 
 
 def test_architecture_tables_match_structs():

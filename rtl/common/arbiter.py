@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetStreamSignature
 from rtl.common.params import check_int
-from rtl.htax.rr import one_hot_index, past_mask, round_robin_mask
+from rtl.common.rr import one_hot_index, past_mask, round_robin_mask
 
 __all__ = ["PacketArbiter"]
 

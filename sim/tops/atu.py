@@ -17,12 +17,11 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
+from rtl.atu import atu_from_config, connect_regs
 from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_choice
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
-
-from . import atu_from_config, connect_regs
 
 __all__ = ["AtuSystem", "SWITCHES", "with_switch"]
 

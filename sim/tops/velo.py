@@ -16,19 +16,19 @@ VELO are idle.
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import Out
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
 
-from rtl.common.htax import HtaxPortSignature, expose_port
-from rtl.common.net import NUM_NET_VCS, NetClass, NetUnit
+from rtl.common.htax import HtaxLinkSignature, HtaxPortSignature, expose_port
+from rtl.common.net import NUM_NET_VCS, NetClass, NetStreamSignature, NetUnit
 from rtl.common.params import check_int
 from rtl.htax import from_config as htax_from_config
 from rtl.netport import connect_regs as connect_netport_regs
 from rtl.netport import from_config as netport_from_config
 from rtl.regs.generate import build as build_regs
+from rtl.velo import VeloCompleter, VeloWritePointers, connect_regs, velo_from_config
 
-from . import connect_regs, velo_from_config
-
-__all__ = ["VeloSystem", "VeloNetSystem"]
+__all__ = ["VeloSystem", "VeloNetSystem", "VeloCompleterTop"]
 
 
 def _check_ports(cfg):
@@ -120,4 +120,41 @@ class VeloNetSystem(wiring.Component):
         for v in range(NUM_NET_VCS):
             wiring.connect(m, np.xbar_o[v], np.xbar_i[v])
         m.d.comb += self.probe.eq(_probe(velo))
+        return m
+
+
+class VeloCompleterTop(wiring.Component):
+    """The VELO completer alone with its mailbox tables as memories holding ``mailboxes``
+    (:class:`sim.velo_model.Mailbox`: ``enable``, ``base``, ``size``, ``rp``), ports ``htax_port`` 2 and
+    ``host_port`` 0: the completer's unit tests and ``bench/velo.py`` drive it.
+
+    Members
+    -------
+    net_rx : In(NetStreamSignature())
+    tx : Out(HtaxLinkSignature())
+    """
+
+    net_rx: In(NetStreamSignature())
+    tx: Out(HtaxLinkSignature())
+
+    def __init__(self, mailboxes, *, vpids=8):
+        self.mb = mailboxes
+        self.vpids = vpids
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.cpl = cpl = VeloCompleter(vpids=self.vpids, htax_port=2, host_port=0)
+        m.submodules.wplt = wplt = VeloWritePointers(vpids=self.vpids)
+        tables = {}
+        for name, width, key in (("mslt", 64, "size"), ("balt", 40, "base"), ("rp", 32, "rp")):
+            init = [getattr(mb, key) >> (12 if key == "base" else 0) for mb in self.mb]
+            m.submodules[name] = mem = Memory(shape=width, depth=self.vpids, init=init)
+            tables[name] = mem.read_port()
+            m.d.comb += [tables[name].addr.eq(cpl.vpid), getattr(cpl, name).eq(tables[name].data)]
+        wiring.connect(m, wiring.flipped(self.net_rx), cpl.net_rx)
+        wiring.connect(m, cpl.tx, wiring.flipped(self.tx))
+        m.d.comb += [cpl.enable.eq(sum(int(mb.enable) << i for i, mb in enumerate(self.mb))),
+                     wplt.addr.eq(cpl.vpid), cpl.wp.eq(wplt.data), wplt.w_en.eq(cpl.wp_we),
+                     wplt.w_addr.eq(cpl.vpid), wplt.w_data.eq(cpl.wp_next)]
         return m

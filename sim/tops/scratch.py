@@ -48,7 +48,7 @@ from rtl.common.htax import (
 )
 from rtl.common.params import check_int, check_port, check_pow2
 
-__all__ = ["HtaxScratch"]
+__all__ = ["HtaxScratch", "UNITS"]
 
 ID_MAGIC = 0x5C7A
 RAM_OFFSET = 0x8000
@@ -378,3 +378,10 @@ class HtaxScratch(wiring.Component):
             m.d.sync += [dma_busy.eq(0), done_count.eq(done_count + 1),
                          msi_pending.eq(regs["msi_addr"] != 0)]
         return m
+
+
+#: the scratch target as a harness unit (``make report UNIT=scratch``; not written by ``make verilog``)
+UNITS = {
+    "scratch": lambda cfg: HtaxScratch(words=cfg["scratch"]["words"],
+                                       max_outstanding=cfg["scratch"]["max_outstanding"]),
+}

@@ -1,0 +1,55 @@
+"""The configurations the harness tops are elaborated with (tests, benches, ``make demo``).
+
+Each is ``configs/default.toml``, overridden by the user's file (``CONFIG=``) if one is given, then by one
+file of ``configs/`` (``test_<name>.toml``), loaded through :func:`rtl.config.load` like any user
+configuration, so an unknown key is an error there too.
+
+* :func:`atu_config`: ``configs/test_atu.toml`` (three FUs);
+* :func:`rma_config`: ``configs/test_rma.toml`` (four-port direct HTAX);
+* :func:`velo_config`: ``configs/test_velo.toml`` (three-port HTAX);
+* :func:`nic_config`: ``configs/test_nic.toml`` (two NICs back to back in an affordable model);
+  :func:`system_config` adds link ports and route-table entries, :func:`ring_config` is the ring of
+  ``bench/system.py``'s 8-node simulation-speed run.
+"""
+
+from rtl.config import ROOT, load
+
+__all__ = ["atu_config", "rma_config", "velo_config", "nic_config", "system_config", "ring_config"]
+
+CONFIGS = ROOT / "configs"
+
+
+def _load(name):
+    return load(overlays=[CONFIGS / f"test_{name}.toml"])
+
+
+def atu_config():
+    return _load("atu")
+
+
+def rma_config():
+    return _load("rma")
+
+
+def velo_config():
+    return _load("velo")
+
+
+def nic_config():
+    return _load("nic")
+
+
+def system_config(link_ports, nodes=4):
+    """:func:`nic_config` with ``link_ports`` link ports (``[xbar]`` and ``[regs]``) and ``nodes``
+    route-table entries (``[system]``): 2 link ports for a ring, 6 for a 3-D torus (a 2 x 2 x 2 torus
+    cables all six, :func:`sim.tops.nic.topology`)."""
+    cfg = nic_config()
+    cfg["system"]["nodes"] = nodes
+    cfg["xbar"]["link_ports"] = link_ports
+    cfg["regs"]["link_ports"] = link_ports
+    return cfg
+
+
+def ring_config(nodes=8):
+    """:func:`system_config` of a ring of ``nodes`` nodes (two link ports)."""
+    return system_config(2, max(nodes, 4))
