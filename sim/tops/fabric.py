@@ -212,6 +212,22 @@ class Fabric(wiring.Component):
         An :class:`Endpoint` per node instead of the ``fu_*`` streams.
     dateline : bool
         Test only: ``False`` keeps every packet on dateline VC 0.
+
+    Members
+    -------
+    flip : In(32)
+        Bit-flip threshold of every channel (probability per phit times 2**32).
+    cycles : Out(32)
+        Cycles since reset.
+    enable, rate, offset, respond : In
+        With ``traffic``: the endpoints' switch, injection rate (per cycle times 2**32), destination
+        offset (node ``k`` sends to ``k + offset``) and whether they answer requests.
+    <counter> : Out(32).array(nodes)
+        With ``traffic``: every endpoint's counters (:data:`ENDPOINT_COUNTERS`).
+    fu_tx : In(NetStreamSignature()).array(nodes, sources) ; fu_rx : Out(...).array(nodes, sinks)
+        Without ``traffic``: every node's FU streams (:data:`SOURCES`, :data:`SINKS`).
+    drops, link_errors : Out(32)
+        Packets the network ports dropped; CRC errors the link ports counted, over all nodes.
     """
 
     def __init__(self, topology, *, link=None, latency=1, traffic=False, dateline=True, depth=16):

@@ -62,6 +62,17 @@ class LfsrChannel(wiring.Component):
     """One direction: ``latency`` cycles of delay with random bit flips, lost phits and bursts.
 
     Thresholds are probabilities times 2**32 per phit.  ``injected`` counts error events.
+
+    Members
+    -------
+    i_phit : In(phit_bits) ; i_ctl : In(PhitCtl)
+        The sending port's phit.
+    o_phit : Out(phit_bits) ; o_ctl : Out(PhitCtl)
+        The phit ``latency`` cycles later, with the errors injected.
+    flip, drop, burst : In(32)
+        Per-phit probabilities (times 2**32) of a bit flip, a lost phit, a burst of errors.
+    injected : Out(32)
+        Error events injected.
     """
 
     def __init__(self, *, phit_bits, latency, seed):
@@ -104,7 +115,18 @@ class LfsrChannel(wiring.Component):
 
 
 class TrafficGen(wiring.Component):
-    """Sends packets ``0 .. packets-1`` on one VC; idles a cycle when ``rng < stall``."""
+    """Sends packets ``0 .. packets-1`` on one VC; idles a cycle when ``rng < stall``.
+
+    Members
+    -------
+    o : Out(NetStreamSignature())
+    packets, stall : In(32)
+        Packets to send; idle probability per cycle (times 2**32).
+    fixed, fixed_cw, fixed_pw : In
+        Every packet with ``fixed_cw`` command and ``fixed_pw`` payload words instead of random ones.
+    sent, payload_beats : Out(32)
+        Packets and payload beats sent.
+    """
 
     def __init__(self, *, vc, seed):
         self.vc, self.seed = vc, seed
@@ -136,7 +158,16 @@ class TrafficGen(wiring.Component):
 
 
 class TrafficCheck(wiring.Component):
-    """Receives one VC; counts packets, payload beats, and beats that differ from what was sent."""
+    """Receives one VC; counts packets, payload beats, and beats that differ from what was sent.
+
+    Members
+    -------
+    i : In(NetStreamSignature())
+    stall, fixed, fixed_cw, fixed_pw : In
+        As :class:`TrafficGen`'s (``stall``: ``ready`` low with that probability).
+    received, payload_beats, errors : Out(32)
+        Packets and payload beats received; beats that differ from what the generator sent.
+    """
 
     def __init__(self, *, vc, seed):
         self.vc, self.seed = vc, seed
@@ -248,6 +279,11 @@ class LinkPair(wiring.Component):
     """Ports ``a`` and ``b``; every member of each appears as ``a_<name>`` / ``b_<name>``.
 
     The testbench moves phits between ``a_tx_phit`` and ``b_rx_phit`` (and back) through a channel.
+
+    Members
+    -------
+    a_<member>, b_<member>
+        Every member of :class:`rtl.link.LinkPort`'s signature, for port ``a`` and port ``b``.
     """
 
     def __init__(self, **params):

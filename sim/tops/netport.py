@@ -15,8 +15,20 @@ RX_EVENTS = ("delivered", "unknown_unit", "misrouted", "malformed")
 
 
 class NetPortTop(wiring.Component):
-    """``fu_tx__K``, ``fu_rx__K``, ``xbar_o__V``, ``xbar_i__V`` as the port's; ``node_id``; the route
-    table's write port ``table_w_en/addr/data``; 32-bit counters ``tx_<event>__C``, ``rx_<event>__C``."""
+    """A :class:`rtl.netport.NetworkPort` with its route table as a memory and its event strobes counted.
+
+    Members
+    -------
+    fu_tx : In(NetStreamSignature()).array(sources) ; fu_rx : Out(NetStreamSignature()).array(sinks)
+        The port's FU streams.
+    xbar_o : Out(NetStreamSignature()).array(NUM_NET_VCS) ; xbar_i : In(...).array(NUM_NET_VCS)
+        The port's crossbar streams.
+    node_id : In(NODE_BITS)
+    table_w_en, table_w_addr, table_w_data : In
+        The route table's write port.
+    tx_<event>, rx_<event> : Out(32).array(2)
+        Counters of the port's event strobes per class (:data:`TX_EVENTS`, :data:`RX_EVENTS`).
+    """
 
     def __init__(self, **params):
         self.np = NetworkPort(**params)

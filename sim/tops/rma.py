@@ -6,15 +6,6 @@ Not a unit (no ``UNITS`` entry).  With one node the unit's request and response 
 so neither the network port nor a route is involved (the NIC top adds them).  Each node's register
 file holds its node id (``net.node``); every register the driver (:mod:`sim.driver.rma`) writes is the
 NIC's.
-
-Members
--------
-htax<n> : Out(HtaxPortSignature)
-    Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
-probe : Out(4 * nodes)
-    Bits ``4n`` to ``4n + 3`` for node ``n``: a descriptor header moves into its RMA, a request-class
-    network header leaves it, a response-class one leaves it, a header its RMA sends to the host
-    moves.
 """
 
 from amaranth.hdl import Cat, Module
@@ -33,6 +24,24 @@ __all__ = ["RmaSystem"]
 
 
 class RmaSystem(wiring.Component):
+    """One or two RMA nodes (the module docstring says how they are joined).
+
+    Parameters
+    ----------
+    cfg : rtl.config.Config
+        Host, register file, ATU and RMA HTAX ports distinct; ``[atu] fu_ports`` is ``[rma htax_port]``.
+    nodes : int
+        1 (a node sending to itself) or 2 (cross-connected).
+
+    Members
+    -------
+    htax<n> : Out(HtaxPortSignature)
+        Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
+    probe : Out(4 * nodes)
+        Bits ``4n`` to ``4n + 3`` for node ``n``: a descriptor header moves into its RMA, a request-class
+        network header leaves it, a response-class one leaves it, a header its RMA sends to the host
+        moves.
+    """
     def __init__(self, cfg, *, nodes=1):
         self.cfg = cfg
         self.n = check_int("nodes", nodes, 1, 2)

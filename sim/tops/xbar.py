@@ -13,8 +13,17 @@ _IN = ("packet", "missing", "exhausted", "malformed")
 
 
 class CountingCrossbar(wiring.Component):
-    """A :class:`Crossbar` whose ports appear unchanged (``ports__P__i__V__valid`` ...) and whose event
-    strobes are counted (``in_packet__P``, ``in_missing__P``, ..., ``out_packet__P``, 32 bits)."""
+    """A :class:`Crossbar` whose ports appear unchanged and whose event strobes are counted.
+
+    Members
+    -------
+    ports : Out(XbarPortSignature(vcs)).array(ports)
+        The crossbar's ports (``ports__P__i__V__valid`` ...).
+    in_<event> : Out(32).array(ports)
+        Input event counters (``in_packet``, ``in_missing``, ...).
+    out_packet : Out(32).array(ports)
+        Packets each output sent.
+    """
 
     def __init__(self, **params):
         self.xbar = Crossbar(**params)
