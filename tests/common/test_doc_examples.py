@@ -83,7 +83,7 @@ def test_every_code_block_is_checked():
 
 def test_the_markers_are_used():
     kinds = {m[0] for doc in DOCS for _, _, m, _ in code_blocks(doc) if m}
-    assert kinds == {"include", "excerpt"}
+    assert kinds == {"include", "excerpt", "run"}
 
 
 @blocks_of("include")
