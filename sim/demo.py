@@ -183,8 +183,10 @@ def main(argv=None):
     try:
         with tempfile.TemporaryDirectory() as d:
             out = Path(d) / "demo.json"
-            run_cocotb(system, name="nic_system2", test_module="sim.demo", testcase="demo",
-                       params={"out": str(out)}, seed=args.seed)
+            with config_errors(args.debug) as state:        # the units' checks run as they elaborate
+                state["cfg"] = cfg
+                run_cocotb(system, name="nic_system2", test_module="sim.demo", testcase="demo",
+                           params={"out": str(out)}, seed=args.seed)
             res = json.loads(out.read_text())
     finally:
         stop.set()
