@@ -9,10 +9,11 @@ import re
 import pytest
 from amaranth.back import rtlil
 from amaranth.hdl import Const, Fragment, Module, Signal
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 from amaranth.sim import Simulator
 
-from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxPortSignature, HtaxStatus
+from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxLinkSignature, HtaxPacketSignature, HtaxPortSignature, HtaxStatus
 from rtl.config import load
 from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin, from_config
 from rtl.htax.counting import below_after
@@ -348,6 +349,13 @@ def test_link_signature_is_an_object():
     assert HtaxLinkSignature() == HtaxLinkSignature() and HtaxPortSignature() == HtaxPortSignature()
     assert HtaxLinkSignature() != HtaxPortSignature()
     assert repr(HtaxLinkSignature()) == "HtaxLinkSignature()" and repr(HtaxPortSignature()) == "HtaxPortSignature()"
+    assert HtaxPacketSignature() == HtaxPacketSignature() and HtaxPacketSignature() != HtaxLinkSignature()
+    assert repr(HtaxPacketSignature()) == "HtaxPacketSignature()"
+    assert hash(HtaxPacketSignature()) == hash(HtaxPacketSignature())
+    # one ready for all VCs, no ready2: the members of a plain stream of beats, which it connects to
+    assert HtaxPacketSignature().members == stream.Signature(HtaxBeat).members
+    m = Module()
+    wiring.connect(m, src=HtaxPacketSignature().create(), dst=stream.Signature(HtaxBeat).flip().create())
     link = HtaxLinkSignature().create()
     m = Module()
     moved = Signal()
