@@ -76,6 +76,8 @@ class HtaxSource(Clocked):
     ----------
     sent : list of (int, int, object)
         ``(header cycle, last cycle, packet)`` of every packet sent completely.
+    moved : int
+        Beats moved so far.
     """
 
     def __init__(self, link, *, rng=None, idle=0.0, wait_ready=False, next_packet=None):
@@ -84,6 +86,7 @@ class HtaxSource(Clocked):
         self._per_vc = _width(link.ready) > 1
         self.queue = deque()
         self.sent = []
+        self.moved = 0
         self._pkt = None            # the packet being sent
         self._beats = deque()       # its beats not yet moved
         self._offer = None          # the beat offered in this cycle, as a view
@@ -97,6 +100,12 @@ class HtaxSource(Clocked):
     def busy(self):
         """A packet is queued or being sent."""
         return bool(self.queue) or self._pkt is not None
+
+    @property
+    def offered(self):
+        """The beat offered in this cycle (an :class:`HtaxBeat` view), ``None`` if ``valid`` is low; valid
+        once the model drove (:meth:`sim.amsim.clock.Clock.drive`)."""
+        return self._offer
 
     def _ready(self, ready, vc):
         return lane(ready, vc) if self._per_vc else int(ready) & 1
@@ -122,6 +131,7 @@ class HtaxSource(Clocked):
         if self._offer is None or not self._ready(values[0], self._offer.vc):
             return
         self._offer = None
+        self.moved += 1
         self._beats.popleft()
         if self._header is None:
             self._header = now
