@@ -11,11 +11,11 @@ Measured in the Amaranth simulator at the register file's HTAX port (no switch, 
 """
 
 from _common import write_bench
-from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd
 from rtl.config import load
 from rtl.regs.generate import build
+from sim.amsim import Clock, HtaxSink, HtaxSource, run_sim
 from sim.htax_packet import HtaxPacket, line_write_packet
 from sim.regs_model import RegModel
 
@@ -26,77 +26,44 @@ def measure(cfg):
     dut = build(cfg, revision=REVISION)
     m = RegModel.from_config(cfg, revision=REVISION)
     src, dst = cfg["regs"]["host_port"], cfg["regs"]["htax_port"]
-    rx, tx = dut.htax.rx, dut.htax.tx
+    tx = dut.htax.tx
+    host = HtaxSource(dut.htax.rx)
+    unit = HtaxSink(tx)                         # always ready
+    clock = Clock(host, unit)
     res = {}
 
-    async def send(ctx, beats, vc):
-        """Offer the beats; return the cycle (edge count) at which the first one moves."""
-        first = None
-        for b in beats:
-            ctx.set(rx.valid, 1)
-            ctx.set(rx.payload.as_value(), b)
-            while not (ctx.get(rx.ready) >> vc) & 1:
-                await ctx.tick()
-                res["cycle"] += 1
-            first = res["cycle"] if first is None else first
-            await ctx.tick()
-            res["cycle"] += 1
-        ctx.set(rx.valid, 0)
-        return first
-
-    async def until(ctx, cond, limit=100):
-        for _ in range(limit):
-            if cond():
-                return res["cycle"]
-            await ctx.tick()
-            res["cycle"] += 1
-        raise RuntimeError("timeout")
-
     async def bench(ctx):
-        res["cycle"] = 0
-        ctx.set(tx.ready, 0xF)
-        await ctx.tick()
-        res["cycle"] += 1
+        await clock.tick(ctx)
         read = HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=1, addr=m.addr("rf.scratch"), length=1)
-        t0 = await send(ctx, read.beats(), 1)
-        t1 = await until(ctx, lambda: ctx.get(tx.valid))
+        t0, _ = await host.transmit(ctx, read, clock=clock)
+        t1 = await clock.until(ctx, lambda: ctx.get(tx.valid), limit=100)
         res["read_latency_cycles"] = t1 - t0
-        await until(ctx, lambda: not ctx.get(tx.valid))
+        await clock.until(ctx, lambda: not ctx.get(tx.valid), limit=100)
 
         line = m.addr("atu.gat_base[0]")
         read8 = HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=2, addr=line, length=8)
-        t0 = await send(ctx, read8.beats(), 1)
-        t1 = await until(ctx, lambda: ctx.get(tx.valid) and (ctx.get(tx.payload.as_value()) >> 95) & 1)
+        t0, _ = await host.transmit(ctx, read8, clock=clock)
+        t1 = await clock.until(ctx, lambda: ctx.get(tx.valid) and ctx.get(tx.payload).last, limit=100)
         res["read8_cycles"] = t1 - t0
-        await ctx.tick()
-        res["cycle"] += 1
+        await clock.tick(ctx)
 
         value = 0x1357
         pkt = line_write_packet(m.addr("velo.mbox_enable"), value.to_bytes(8, "little"), src=src, dst=dst)
-        beats = pkt.beats()
-        await send(ctx, beats[:1], 0)
-        t0 = await send(ctx, beats[1:], 0)
-        t1 = await until(ctx, lambda: ctx.get(dut.hw.velo.mbox_enable.enable) == value)
+        _, t0 = await host.transmit(ctx, pkt, clock=clock)      # the cycle its one data beat moved
+        t1 = await clock.until(ctx, lambda: ctx.get(dut.hw.velo.mbox_enable.enable) == value, limit=100)
         res["write_to_effect_cycles"] = t1 - t0
 
         mask = line_write_packet(m.addr("irq.mask"), (1).to_bytes(8, "little"), src=src, dst=dst)
-        await send(ctx, mask.beats(), 0)
-        for _ in range(4):
-            await ctx.tick()
-            res["cycle"] += 1
+        await host.transmit(ctx, mask, clock=clock)
+        await clock.repeat(ctx, 4)
         ctx.set(dut.hw.irq.status.atu_flush_done_event, 1)
-        t0 = res["cycle"]
-        await ctx.tick()
-        res["cycle"] += 1
+        t0 = clock.now
+        await clock.tick(ctx)
         ctx.set(dut.hw.irq.status.atu_flush_done_event, 0)
-        t1 = await until(ctx, lambda: ctx.get(tx.valid))
+        t1 = await clock.until(ctx, lambda: ctx.get(tx.valid), limit=100)
         res["msi_latency_cycles"] = t1 - t0
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
-    res.pop("cycle")
+    run_sim(dut, bench)
     return res
 
 

@@ -28,18 +28,17 @@ from _common import write_bench  # noqa: E402
 from amaranth.sim import Simulator  # noqa: E402
 
 from rtl.common.addrmap import AddressMap  # noqa: E402
-from rtl.common.htax import HtaxVC  # noqa: E402
 from rtl.common.net import NetBeatKind  # noqa: E402
 from rtl.config import load  # noqa: E402
 from rtl.link import LinkParams  # noqa: E402
 from rtl.velo import VeloRequester  # noqa: E402
+from sim.amsim import Clock, HtaxSource, run_sim  # noqa: E402
 from sim.htax_packet import line_write_packet  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
 from sim.tops.velo import VeloCompleterTop, VeloSystem  # noqa: E402
 from sim.velo_model import Mailbox, encode_address, net_header  # noqa: E402
 
 MESSAGES = 32
-POSTED = int(HtaxVC.POSTED.value)
 
 
 def stream_run(dut, beats, *, put, moved, ready, first_out, limit=2000):
@@ -77,20 +76,26 @@ def rate(outs, n):
 
 def requester(cfg, amap):
     def run(messages):
+        """Posted WRITEs back to back into ``rx`` (:class:`sim.amsim.HtaxSource`), ``net_tx`` always
+        ready; ``(in_cycles, out_cycles)`` as :func:`stream_run` gives them."""
         dut = VeloRequester(vpid_bits=amap.vpid_bits, node_bits=amap.node_bits, window_base=amap["velo"].base)
-        beats = []
+        host = HtaxSource(dut.rx)
         for nbytes in messages:
             addr = encode_address(amap, dst_node=1, dst_vpid=2, src_vpid=3, nbytes=nbytes, mtt=0)
-            bs = line_write_packet(addr, bytes(range(nbytes)), src=0, dst=cfg["velo"]["htax_port"]).beats()
-            beats += [(b, j == 0) for j, b in enumerate(bs)]
+            host.send(line_write_packet(addr, bytes(range(nbytes)), src=0, dst=cfg["velo"]["htax_port"]))
+        outs = []
 
-        def put(ctx, b):
-            ctx.set(dut.rx.valid, b is not None)
-            if b is not None:
-                ctx.set(dut.rx.payload.as_value(), b)
-        return stream_run(dut, beats, put=put, moved=lambda ctx: (ctx.get(dut.rx.ready) >> POSTED) & 1,
-                          ready=lambda ctx: ctx.set(dut.net_tx.ready, 1),
-                          first_out=lambda ctx: ctx.get(dut.net_tx.valid) and ctx.get(dut.net_tx.payload.first))
+        async def tb(ctx):
+            ctx.set(dut.net_tx.ready, 1)
+            clock = Clock(host)
+            for _ in range(2000):
+                clock.drive(ctx)
+                if ctx.get(dut.net_tx.valid) and ctx.get(dut.net_tx.payload.first):
+                    outs.append(clock.now)
+                await clock.tick(ctx)
+
+        run_sim(dut, tb)
+        return [header for header, _, _ in host.sent], outs
     ins, outs = run([8])
     res = {"requester_latency_cycles": outs[0] - ins[0]}
     for nbytes in (8, 64):

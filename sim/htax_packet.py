@@ -18,7 +18,8 @@ from rtl.common.htax import (
 
 from .layout import fields, pack
 
-__all__ = ["HtaxPacket", "line_write_packet", "byte_enables", "BEAT_BITS", "HtaxProtocolError"]
+__all__ = ["HtaxPacket", "line_write_packet", "byte_enables", "beat_field", "beat_replace", "BEAT_BITS",
+           "HtaxProtocolError"]
 
 BEAT_BITS = HtaxBeat.as_shape().size
 _F = fields(HtaxBeat)
@@ -148,6 +149,14 @@ class HtaxPacket:
 def beat_field(beat, name):
     """One field of a packed beat (``"first"``, ``"last"``, ``"vc"``, ``"word.data"``, ...)."""
     return _get(beat, name)
+
+
+def beat_replace(beat, values):
+    """``beat`` with the fields named in ``values`` (``{"vc": 2, "last": 0, ...}``) replaced."""
+    for name in values:
+        off, width = _F[name]
+        beat &= ~(((1 << width) - 1) << off)
+    return beat | pack(HtaxBeat, values)
 
 
 def byte_enables(offset, nbytes):

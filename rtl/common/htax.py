@@ -57,7 +57,7 @@ from .ats import AtsMessage
 __all__ = [
     "HtaxCmd", "HtaxVC", "HtaxStatus",
     "HtaxMem", "HtaxBody", "HtaxHeader", "HtaxWord", "HtaxBeat",
-    "HtaxLinkSignature", "HtaxLinkInterface", "HtaxPortSignature",
+    "HtaxLinkSignature", "HtaxLinkInterface", "HtaxPortSignature", "HtaxPacketSignature",
     "malformed", "malformed_reason", "vc_for_cmd", "expose_port",
     "DATA_BITS", "MAX_DATA_WORDS", "PORT_BITS", "TAG_BITS", "ADDR_BITS", "NUM_VCS",
 ]
@@ -223,6 +223,36 @@ class HtaxPortSignature(wiring.Signature):
 
     def __repr__(self):
         return "HtaxPortSignature()"
+
+
+class HtaxPacketSignature(wiring.Signature):
+    """A stream of whole HTAX packets inside a unit: the members of an ``amaranth.lib.stream`` of
+    :class:`HtaxBeat` (so it connects to one), packets framed by the beats' ``first``/``last``.
+
+    Unlike :class:`HtaxLinkSignature` it has one ``ready`` for all virtual channels and no ``ready2``:
+    a unit's packet sources (the RMA engines) feed an arbiter that turns them into one link, and that
+    arbiter drives each source's ``ready`` from the link's ``ready`` of the VC the source offers.  The
+    stream rules apply (``payload`` and ``valid`` hold until the beat moves), and a packet's beats
+    follow each other without another packet's in between.
+
+    Members
+    -------
+    valid : Out(1)
+    payload : Out(HtaxBeat)
+    ready : In(1)
+    """
+
+    def __init__(self):
+        super().__init__({"valid": Out(1), "payload": Out(HtaxBeat), "ready": In(1)})
+
+    def __eq__(self, other):
+        return type(other) is HtaxPacketSignature
+
+    def __hash__(self):
+        return hash(HtaxPacketSignature)
+
+    def __repr__(self):
+        return "HtaxPacketSignature()"
 
 
 def _mem_reason(cmd, status, length, addr, first_be, last_be):

@@ -2,18 +2,13 @@
 (dissertation ch. 7.5.6, fig. 7-12: requester, completer and responder sit behind one port)."""
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.htax import HtaxBeat, HtaxLinkSignature
+from rtl.common.htax import HtaxLinkSignature, HtaxPacketSignature
 from rtl.common.params import check_int
 
 __all__ = ["RmaTxArbiter", "HtaxPacketSignature"]
-
-
-def HtaxPacketSignature():
-    """A stream of HTAX beats of whole packets (``first``/``last``), one ``ready`` for every VC."""
-    return stream.Signature(HtaxBeat)
 
 
 class RmaTxArbiter(wiring.Component):

@@ -4,7 +4,7 @@
 from rtl.atu import AtuFormats, AtuGateCheck
 from rtl.common.ats import AtsCause
 from rtl.common.htax import HtaxCmd, HtaxStatus
-from sim.amsim import run_sim
+from sim.amsim import Clock, HtaxSource, run_sim
 from sim.atu_model import gate_word
 from sim.htax_packet import HtaxPacket
 
@@ -25,14 +25,16 @@ def _run(packets, *, waiting, flush_start_at=None):
     """Deliver ``packets`` (lists of beats) back to back; return per cycle (arrived slot or None,
     result or None, fill or None)."""
     dut = AtuGateCheck(formats=F)
+    memory = HtaxSource(dut.beats)              # the response beats the ATU's port takes (always ready)
+    for p in packets:
+        memory.send(p)
     log = []
 
     async def tb(ctx):
         ctx.set(dut.waiting, waiting)
-        beats = [b for p in packets for b in p] + [None, None]
-        for cycle, beat in enumerate(beats):
-            ctx.set(dut.beats.valid, beat is not None)
-            ctx.set(dut.beats.payload.as_value(), beat or 0)
+        clock = Clock(memory)
+        for cycle in range(sum(len(p) for p in packets) + 2):
+            clock.drive(ctx)
             vpid, write, epoch = INFO[ctx.get(dut.info.addr)]
             ctx.set(dut.info.data, {"vpid": vpid, "write": write, "epoch": epoch})
             ctx.set(dut.info.data.nla.as_value(), PAGE)
@@ -42,7 +44,7 @@ def _run(packets, *, waiting, flush_start_at=None):
             log.append((ctx.get(dut.arrived.payload) if ctx.get(dut.arrived.valid) else None,
                         None if res is None else (res.slot, res.ok, AtsCause(res.cause), res.ppn),
                         None if fill is None else (fill.vpid, fill.read, fill.write, fill.ppn, fill.nla.as_bits())))
-            await ctx.tick()
+            await clock.tick(ctx)
 
     run_sim(dut, tb)
     return log

@@ -1,6 +1,7 @@
 """Amaranth-simulator harness for the :class:`rtl.atu.Atu` alone (cheap regression tests).
 
-One testbench process plays the HTAX around the ATU cycle by cycle: FUs send translation requests
+One testbench process plays the HTAX around the ATU cycle by cycle (an :class:`sim.amsim.HtaxSource`
+into ``htax.rx``, an always ready :class:`sim.amsim.HtaxSink` on ``htax.tx``): FUs send translation requests
 (whole packets, never interleaved, as the HTAX delivers them), host memory answers GATE READs after
 ``latency + randrange(jitter + 1)`` cycles (so later reads overtake earlier ones), FUs answer flush
 requests after ``flush_delay`` cycles, and ``regs.gat_data`` follows ``regs.gat_addr`` one cycle later.
@@ -10,13 +11,12 @@ import heapq
 import random
 from collections import deque
 
-from amaranth.sim import Simulator
-
 from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS
 from rtl.common.ats import AtsCmd
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
+from sim.amsim import Clock, HtaxSink, HtaxSource, lane, run_sim
 from sim.atu_model import AtuModel, decode_ats, flush_response, translation_request
-from sim.htax_packet import HtaxPacket, beat_field
+from sim.htax_packet import HtaxPacket
 
 __all__ = ["run_unit"]
 
@@ -47,38 +47,68 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     sent = {p: 0 for p in atu.fu_ports}
     flushes = sorted(flushes)
 
+    sched = []                  # (due, seq, packet) memory responses
+    flush_q = []                # (due, packet) flush responses
+    fl = deque(flushes)
+    state = {"seq": 0, "fu_rr": 0}
+    clock = Clock(limit=limit + 1)
+
+    def next_packet(ctx, now):
+        """Memory responses first, then flush responses, then the FUs round-robin (only while the ATU
+        is ready for ATS)."""
+        if sched and sched[0][0] <= now:
+            return heapq.heappop(sched)[2]
+        if flush_q and flush_q[0][0] <= now:
+            return flush_q.pop(0)[1]
+        if lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS):
+            ports = list(queues)
+            for i in range(len(ports)):
+                p = ports[(state["fu_rr"] + i) % len(ports)]
+                if queues[p] and (window is None or sent[p] - len(results[p]) < window):
+                    sent[p] += 1
+                    state["fu_rr"] = (state["fu_rr"] + i + 1) % len(ports)
+                    return queues[p].popleft()
+        return None
+
+    def from_atu(rec):
+        pkt, cycle = rec.packet, rec.last_cycle
+        if pkt.cmd == HtaxCmd.READ:
+            stats["dma_reads"] += 1
+            word = memory.get(pkt.addr)
+            rsp = HtaxPacket(HtaxCmd.RESPONSE, src=atu.host_port, dst=atu.htax_port, tag=pkt.tag,
+                             addr=pkt.addr, length=1 if word is not None else 0,
+                             last_be=0xFF if word is not None else 0,
+                             status=HtaxStatus.OK if word is not None else HtaxStatus.TARGET_ERROR,
+                             data=[word] if word is not None else [])
+            state["seq"] += 1
+            heapq.heappush(sched, (cycle + latency + rng.randrange(jitter + 1), state["seq"], rsp))
+            stats["max_outstanding"] = max(stats["max_outstanding"], len(sched))
+            return
+        assert pkt.cmd == HtaxCmd.ATS, pkt
+        cmd, f = decode_ats(pkt.ats)
+        if cmd == AtsCmd.TRANSLATION_RESPONSE:
+            results[pkt.dst].append(f)
+            stats["rsp_out"].append(cycle)
+        else:
+            assert cmd == AtsCmd.FLUSH_REQUEST, cmd
+            stats["flush_requests"].append((cycle, pkt.dst, f))
+            delay = flush_delay.get(pkt.dst, 0) if isinstance(flush_delay, dict) else flush_delay
+            flush_q.append((cycle + delay, HtaxPacket(
+                HtaxCmd.ATS, src=pkt.dst, dst=atu.htax_port, ats=flush_response(pkt.ats))))
+            flush_q.sort(key=lambda x: x[0])
+
+    host = clock.add(HtaxSource(atu.htax.rx, next_packet=next_packet))     # FUs and memory into the ATU
+    clock.add(HtaxSink(atu.htax.tx, on_packet=from_atu))                   # always ready
+
     async def tb(ctx):
-        sched = []              # (due, seq, packet) memory responses
-        seq = 0
-        outstanding = 0
-        cur = deque()           # beats of the packet being delivered on rx
-        flush_q = []            # (due, packet) flush responses
         gat_data = 0
-        fu_rr = 0
-        tx_beats = []
-        fl = deque(flushes)
-        cycle = 0
         total = len(requests)
-        while sum(len(v) for v in results.values()) < total or fl or flush_q or outstanding or cycle < min_cycles:
-            if cycle > limit:
+        while sum(len(v) for v in results.values()) < total or fl or flush_q or sched or clock.now < min_cycles:
+            if clock.now > limit:
                 raise AssertionError(f"hang: {total - sum(len(v) for v in results.values())} translations "
-                                     f"outstanding after {limit} cycles, {outstanding} GATE reads")
-            # --- choose the rx packet: memory responses first, then flush responses, then FUs round-robin
-            if not cur:
-                if sched and sched[0][0] <= cycle:
-                    cur.extend(heapq.heappop(sched)[2].beats())
-                elif flush_q and flush_q[0][0] <= cycle:
-                    cur.extend(flush_q.pop(0)[1].beats())
-                elif (ctx.get(atu.htax.rx.ready) >> HtaxVC.ATS.value) & 1:
-                    ports = list(queues)
-                    for i in range(len(ports)):
-                        p = ports[(fu_rr + i) % len(ports)]
-                        if queues[p] and (window is None or sent[p] - len(results[p]) < window):
-                            sent[p] += 1
-                            cur.extend(queues[p].popleft().beats())
-                            fu_rr = (fu_rr + i + 1) % len(ports)
-                            break
-            start = bool(fl) and fl[0][0] <= cycle
+                                     f"outstanding after {limit} cycles, {len(sched)} GATE reads")
+            clock.drive(ctx)
+            start = bool(fl) and fl[0][0] <= clock.now
             if start:
                 _, page, tlb, ats = fl.popleft()
                 ctx.set(atu.regs.flush_nla, page)
@@ -86,60 +116,16 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                 ctx.set(atu.regs.flush_ats, ats)
             ctx.set(atu.regs.flush_start, start)
             ctx.set(atu.regs.gat_data, gat_data)
-            ctx.set(atu.htax.tx.ready, 0xF)
-            ctx.set(atu.htax.rx.valid, bool(cur))
-            if cur:
-                ctx.set(atu.htax.rx.payload.as_value(), cur[0])
-            ready = ctx.get(atu.htax.rx.ready)
-            stats["ats_refused"] += not (ready >> HtaxVC.ATS.value) & 1
-            if cur and (ready >> beat_field(cur[0], "vc")) & 1:
-                beat = cur.popleft()
-                if beat_field(beat, "vc") == HtaxVC.ATS.value:
-                    p_in = HtaxPacket.from_header_beat(beat)
-                    if decode_ats(p_in.ats)[0] == AtsCmd.TRANSLATION_REQUEST:
-                        stats["ats_in"].append(cycle)
+            stats["ats_refused"] += not lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS)
             if ctx.get(atu.regs.flush_done):
-                stats["flush_done"].append(cycle)
+                stats["flush_done"].append(clock.now)
             gat_data = gat_base.get(ctx.get(atu.regs.gat_addr), 0) >> GAT_BASE_SHIFT
-            if ctx.get(atu.htax.tx.valid):
-                beat = ctx.get(atu.htax.tx.payload.as_value())
-                tx_beats.append(beat)
-                if beat_field(beat, "last"):
-                    pkt = HtaxPacket.from_beats(tx_beats)
-                    tx_beats.clear()
-                    if pkt.cmd == HtaxCmd.READ:
-                        stats["dma_reads"] += 1
-                        word = memory.get(pkt.addr)
-                        rsp = HtaxPacket(HtaxCmd.RESPONSE, src=atu.host_port, dst=atu.htax_port, tag=pkt.tag,
-                                         addr=pkt.addr, length=1 if word is not None else 0,
-                                         last_be=0xFF if word is not None else 0,
-                                         status=HtaxStatus.OK if word is not None else HtaxStatus.TARGET_ERROR,
-                                         data=[word] if word is not None else [])
-                        seq += 1
-                        heapq.heappush(sched, (cycle + latency + rng.randrange(jitter + 1), seq, rsp))
-                        stats["max_outstanding"] = max(stats["max_outstanding"], len(sched))
-                    else:
-                        assert pkt.cmd == HtaxCmd.ATS, pkt
-                        cmd, f = decode_ats(pkt.ats)
-                        if cmd == AtsCmd.TRANSLATION_RESPONSE:
-                            results[pkt.dst].append(f)
-                            stats["rsp_out"].append(cycle)
-                        else:
-                            assert cmd == AtsCmd.FLUSH_REQUEST, cmd
-                            stats["flush_requests"].append((cycle, pkt.dst, f))
-                            delay = flush_delay.get(pkt.dst, 0) if isinstance(flush_delay, dict) else flush_delay
-                            flush_q.append((cycle + delay, HtaxPacket(
-                                HtaxCmd.ATS, src=pkt.dst, dst=atu.htax_port, ats=flush_response(pkt.ats))))
-                            flush_q.sort(key=lambda x: x[0])
-            await ctx.tick()
-            cycle += 1
-            outstanding = len(sched)
-        stats["cycles"] = cycle
+            await clock.tick(ctx)
+        stats["cycles"] = clock.now
 
-    sim = Simulator(atu)
-    sim.add_clock(1e-8)
-    sim.add_testbench(tb)
-    sim.run()
+    run_sim(atu, tb)
+    stats["ats_in"] = [h for h, _, p in host.sent
+                       if p.cmd == HtaxCmd.ATS and decode_ats(p.ats)[0] == AtsCmd.TRANSLATION_REQUEST]
     return results, stats
 
 

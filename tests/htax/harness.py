@@ -17,37 +17,31 @@ from collections import deque
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxStatus
+from rtl.common.htax import HtaxCmd, HtaxStatus
 from sim.htax_bus import HtaxSink, HtaxSource, Order, Timing
-from sim.htax_packet import HtaxPacket
-from sim.layout import fields
+from sim.htax_packet import HtaxPacket, beat_field
 
-_F = fields(HtaxBeat)
-_VC_OFF = _F["vc"][0]
-_FIRST_OFF = _F["first"][0]
-_LAST_OFF = _F["last"][0]
-_SRC_OFF = _F["word.header.src"][0]
-_DST_OFF = _F["word.header.dst"][0]
+# the fields of a packed beat, positions and widths from HtaxBeat (sim.htax_packet.beat_field)
 
 
 def beat_vc(b):
-    return (b >> _VC_OFF) & 3
+    return beat_field(b, "vc")
 
 
 def beat_last(b):
-    return (b >> _LAST_OFF) & 1
+    return beat_field(b, "last")
 
 
 def beat_first(b):
-    return (b >> _FIRST_OFF) & 1
+    return beat_field(b, "first")
 
 
 def hdr_src(b):
-    return (b >> _SRC_OFF) & 0xF
+    return beat_field(b, "word.header.src")
 
 
 def hdr_dst(b):
-    return (b >> _DST_OFF) & 0xF
+    return beat_field(b, "word.header.dst")
 
 
 def random_packet(rng, src, dst, *, cmd=None, length=None):

@@ -5,10 +5,11 @@ import random
 
 import cocotb
 
-from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
-from sim.htax_packet import HtaxPacket
+from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxStatus, HtaxVC
+from sim.htax_packet import HtaxPacket, beat_field, beat_replace
+from sim.layout import pack
 from sim.runner import tb_params, tb_seed
-from tests.htax.harness import _LAST_OFF, _SRC_OFF, _VC_OFF, Harness, beat_vc, hdr_src, random_packet
+from tests.htax.harness import Harness, beat_vc, hdr_src, random_packet
 
 ALL = 0xF
 
@@ -136,7 +137,7 @@ def _bad_cases(rng, src, n):
     ]
     # a beat VC that differs from the header's VC
     w = pkt(good_w)
-    beats = [(b & ~(3 << _VC_OFF)) | (HtaxVC.RESPONSE.value << _VC_OFF) for b in w.beats()]
+    beats = [beat_replace(b, {"vc": HtaxVC.RESPONSE}) for b in w.beats()]
     cases.append(("beat VC differs from header VC", beats, "mal", None))
     if n < 16:
         for dst in (n, 15):
@@ -352,7 +353,7 @@ async def responses_never_hold_back_requests(dut):
 
 
 def _set_last(beat, last):
-    return (beat & ~(1 << _LAST_OFF)) | (int(last) << _LAST_OFF)
+    return beat_replace(beat, {"last": int(last)})
 
 
 @cocotb.test()
@@ -383,7 +384,7 @@ async def framing_errors(dut):
         short = full[:1 + sent]
         short = [_set_last(b, k == len(short) - 1) for k, b in enumerate(short)]
         h.send(relay, short, expect=False)
-        h.expect(full[:1 + sent] + [_set_last(b & ~((1 << 64) - 1), b >> _LAST_OFF & 1) for b in full[1 + sent:]])
+        h.expect(full[:1 + sent] + [beat_replace(b, {"word.data": 0}) for b in full[1 + sent:]])
         h.send(relay, random_packet(rng, relay, dst, cmd=HtaxCmd.WRITE))
     for words, sent in ((2, 4), (0, 2)):
         # a packet announcing `words` data words followed by `sent` data beats: the extra ones are dropped
@@ -391,8 +392,7 @@ async def framing_errors(dut):
         pkt = HtaxPacket(cmd, src=relay, dst=dst, tag=3, addr=0x3000, length=words or 1, first_be=0xFF,
                          last_be=0xFF, data=[0xE0 + k for k in range(words)])
         full = pkt.beats()
-        vc = full[0] >> _VC_OFF & 3
-        extra = [(vc << _VC_OFF) | (0xEE00 + k) for k in range(sent - words)]
+        extra = [pack(HtaxBeat, {"vc": beat_vc(full[0]), "word.data": 0xEE00 + k}) for k in range(sent - words)]
         long = [_set_last(b, False) for b in full] + extra
         long[-1] = _set_last(long[-1], True)
         h.send(relay, long, expect=False)
@@ -401,7 +401,7 @@ async def framing_errors(dut):
     await h.run(until=h.drained, limit=2000)
     await h.run(5)
     h.check()
-    leaked = [hex(b) for ds in h.delivered for d in ds if d[1][0] >> _SRC_OFF & 0xF == relay
-              for b in d[1][1:] if b & ((1 << 64) - 1) in secret]
+    leaked = [hex(b) for ds in h.delivered for d in ds if hdr_src(d[1][0]) == relay
+              for b in d[1][1:] if beat_field(b, "word.data") in secret]
     assert not leaked, f"seed {seed}: another packet's words delivered: {leaked}"
     assert dut.dropped_malformed.value.to_unsigned() == 0 and dut.dropped_no_target.value.to_unsigned() == 0

@@ -4,12 +4,12 @@ accounting against the slots in every cycle, for both timings."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from rtl.htax import Timing
 from rtl.htax.buffer import HtaxInputBuffer
 from rtl.htax.layouts import ERR_CLASS, NUM_CLASSES, reservations
+from sim.amsim import Clock, HtaxSource, run_sim
 from sim.htax_packet import HtaxPacket
 
 
@@ -40,18 +40,17 @@ def test_accounting_matches_slots(timing, shared):
         else:
             pkt = HtaxPacket(HtaxCmd.READ, src=0, dst=dst if rng.random() < 0.75 else 3, tag=tag,
                              addr=rng.getrandbits(46) << 6, length=1, first_be=1)
-        return pkt.beats()[0]
+        return pkt
+
+    # a packet offered in every cycle until the drain
+    src = HtaxSource(dut.link, next_packet=lambda ctx, now: None if now >= 2000 else one_beat())
 
     async def bench(ctx):
-        held = None
+        clock = Clock(src)
         admitted = released = 0
         for cycle in range(2500):
             draining = cycle >= 2000
-            if held is None and not draining:
-                held = one_beat()
-            ctx.set(dut.link.valid, held is not None)
-            if held is not None:
-                ctx.set(dut.link.payload.as_value(), held)
+            clock.drive(ctx)            # the source's beat is on the link before the checks read it
             occ = ctx.get(dut.slots.occ)
             recs = [ctx.get(dut.slots.record[k]) for k in range(nslots)]
             cls = [ERR_CLASS if r["err"] else r["vc"] for r in recs]
@@ -84,12 +83,7 @@ def test_accounting_matches_slots(timing, shared):
                 for v in range(4):
                     own = counts[v] < res[v] and (v != HtaxVC.NONPOSTED.value or counts[ERR_CLASS] == 0)
                     assert not own or (ready >> v) & 1, f"{where}: VC {v} not ready, held {counts}"
-            if held is not None and (ready >> ((held >> 92) & 3)) & 1:
-                held = None
-            await ctx.tick()
+            await clock.tick(ctx)
         assert ctx.get(dut.slots.occ) == 0 and admitted == released > 400, (seed, admitted, released)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sim(dut, bench)

@@ -9,10 +9,11 @@ import re
 import pytest
 from amaranth.back import rtlil
 from amaranth.hdl import Const, Fragment, Module, Signal
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 from amaranth.sim import Simulator
 
-from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxPortSignature, HtaxStatus
+from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxLinkSignature, HtaxPacketSignature, HtaxPortSignature, HtaxStatus
 from rtl.common.rr import (
     one_hot_select,
     past_mask,
@@ -25,6 +26,7 @@ from rtl.common.rr import (
 from rtl.config import load
 from rtl.htax import UNITS, Htax, HtaxPipelined, RoundRobin, from_config
 from rtl.htax.counting import below_after
+from sim.amsim import Clock, HtaxSink, HtaxSource, run_sim
 from sim.htax_packet import HtaxPacket
 
 
@@ -257,18 +259,19 @@ def test_below_after_exhaustive(limit):
 def test_counters_saturate(design):
     """Five malformed packets on a 2-bit counter read 3; an unroutable one counts separately."""
     dut = design(ports=2, slots_per_vc=1, counter_bits=2)
-    bad = HtaxPacket(HtaxCmd.ATS, src=0, dst=1, tag=1, ats=0, status=HtaxStatus.TARGET_ERROR).beats()[0]
-    nt = HtaxPacket(HtaxCmd.ATS, src=0, dst=3, tag=1, ats=0).beats()[0]
+    bad = HtaxPacket(HtaxCmd.ATS, src=0, dst=1, tag=1, ats=0, status=HtaxStatus.TARGET_ERROR)
+    nt = HtaxPacket(HtaxCmd.ATS, src=0, dst=3, tag=1, ats=0)
+
+    src = HtaxSource(dut.ports[0].tx)
 
     async def bench(ctx):
-        tx = dut.ports[0].tx
-        for beat in [bad] * 5 + [nt]:
-            ctx.set(tx.payload.as_value(), beat)
-            ctx.set(tx.valid, 1)
-            await ctx.tick().until(tx.ready[3])
-        ctx.set(tx.valid, 0)
+        clock = Clock(src)
+        for pkt in [bad] * 5 + [nt]:
+            src.send(pkt)
+        while src.busy:
+            await clock.tick(ctx)
         # HtaxPipelined sums a cycle's drops in a register before its counters (one cycle later)
-        await ctx.tick().repeat(2 if design is HtaxPipelined else 1)
+        await clock.repeat(ctx, 2 if design is HtaxPipelined else 1)
         assert ctx.get(dut.dropped_malformed) == 3
         assert ctx.get(dut.dropped_no_target) == 1
         assert ctx.get(dut.ports[1].rx.valid) == 0 and ctx.get(dut.ports[0].rx.valid) == 0
@@ -291,46 +294,31 @@ def test_one_beat_packets_drain(design, shared):
     rng = random.Random(seed)
     kwargs = dict(out_depth=9) if design is HtaxPipelined else {}
     dut = design(ports=2, slots_per_vc=1, shared_slots=shared, **kwargs)
-    sim = Simulator(dut)
+    drain = 2000
 
     def one_beat(src):
         kind = rng.randrange(4)
         dst = rng.randrange(2)
         if kind == 0:
-            pkt = HtaxPacket(HtaxCmd.ATS, src=src, dst=dst, tag=rng.randrange(32), ats=rng.getrandbits(64))
-        elif kind == 1:
-            pkt = HtaxPacket(HtaxCmd.RESPONSE, src=src, dst=dst, tag=rng.randrange(32), length=0,
-                             status=HtaxStatus.OK)
-        else:   # a read, one in four to a port that does not exist (answered by an error response)
-            pkt = HtaxPacket(HtaxCmd.READ, src=src, dst=dst if kind == 2 or rng.random() < 0.75 else 3,
-                             tag=rng.randrange(32), addr=rng.getrandbits(46) << 6, length=1, first_be=1)
-        return pkt.beats()[0]
+            return HtaxPacket(HtaxCmd.ATS, src=src, dst=dst, tag=rng.randrange(32), ats=rng.getrandbits(64))
+        if kind == 1:
+            return HtaxPacket(HtaxCmd.RESPONSE, src=src, dst=dst, tag=rng.randrange(32), length=0,
+                              status=HtaxStatus.OK)
+        # a read, one in four to a port that does not exist (answered by an error response)
+        return HtaxPacket(HtaxCmd.READ, src=src, dst=dst if kind == 2 or rng.random() < 0.75 else 3,
+                          tag=rng.randrange(32), addr=rng.getrandbits(46) << 6, length=1, first_be=1)
+
+    clock = Clock()
+    # a source per port that always has a packet until the drain; sinks refusing VCs at random until then
+    srcs = [clock.add(HtaxSource(dut.port(i).tx, next_packet=lambda ctx, now, i=i: None if now >= drain
+                                 else one_beat(i))) for i in range(2)]
+    sinks = [clock.add(HtaxSink(dut.port(i).rx, ready=lambda: 0b1111 if clock.now >= drain else rng.randrange(16)))
+             for i in range(2)]
 
     async def bench(ctx):
-        held = [None, None]
-        sent = [0, 0]
-        delivered = 0
-        for cycle in range(2500):
-            draining = cycle >= 2000
-            for i in range(2):
-                tx = dut.port(i).tx
-                if held[i] is None and not draining:
-                    held[i] = one_beat(i)
-                ctx.set(tx.valid, held[i] is not None)
-                if held[i] is not None:
-                    ctx.set(tx.payload.as_value(), held[i])
-                rx = dut.port(i).rx
-                ctx.set(rx.ready, 0b1111 if draining else rng.randrange(16))
-            for i in range(2):
-                tx = dut.port(i).tx
-                if held[i] is not None and (ctx.get(tx.ready) >> ((held[i] >> 92) & 3)) & 1:
-                    sent[i] += 1
-                    held[i] = None
-                rx = dut.port(i).rx
-                beat = ctx.get(rx.payload.as_value())
-                if ctx.get(rx.valid) and (ctx.get(rx.ready) >> ((beat >> 92) & 3)) & 1 and (beat >> 94) & 1:
-                    delivered += 1
-            await ctx.tick()
+        await clock.repeat(ctx, 2500)
+        sent = [len(s.sent) for s in srcs]
+        delivered = sum(len(s.packets) for s in sinks)
         # All out, and traffic flowed throughout: with HtaxPipelined 410-465 packets with no shared slot
         # (seeds 1-33), 515-575 with 2 or 3 (one-beat packets; a 9-beat buffer holds one booking per
         # output and VC, so each waits for the round trip grant -> link -> space; sinks refusing at
@@ -338,9 +326,7 @@ def test_one_beat_packets_drain(design, shared):
         # leave far fewer.
         assert delivered == sum(sent) > 350, f"seed {seed}: sent {sent}, delivered {delivered}"
 
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sim(dut, bench)
 
 
 def test_link_signature_is_an_object():
@@ -348,6 +334,13 @@ def test_link_signature_is_an_object():
     assert HtaxLinkSignature() == HtaxLinkSignature() and HtaxPortSignature() == HtaxPortSignature()
     assert HtaxLinkSignature() != HtaxPortSignature()
     assert repr(HtaxLinkSignature()) == "HtaxLinkSignature()" and repr(HtaxPortSignature()) == "HtaxPortSignature()"
+    assert HtaxPacketSignature() == HtaxPacketSignature() and HtaxPacketSignature() != HtaxLinkSignature()
+    assert repr(HtaxPacketSignature()) == "HtaxPacketSignature()"
+    assert hash(HtaxPacketSignature()) == hash(HtaxPacketSignature())
+    # one ready for all VCs, no ready2: the members of a plain stream of beats, which it connects to
+    assert HtaxPacketSignature().members == stream.Signature(HtaxBeat).members
+    m = Module()
+    wiring.connect(m, src=HtaxPacketSignature().create(), dst=stream.Signature(HtaxBeat).flip().create())
     link = HtaxLinkSignature().create()
     m = Module()
     moved = Signal()

@@ -10,10 +10,9 @@ from rtl.config import load
 from rtl.regs.generate import build
 from rtl.regs.regfile import RegisterFile
 from rtl.regs.spec import Block, Field, Reg
+from sim.amsim import Clock, HtaxSink, HtaxSource, run_sim
 from sim.htax_packet import HtaxPacket, line_write_packet
 from sim.regs_model import RegModel
-
-from ._amsim import HtaxDriver, run
 
 REVISION = (0x0123456789ABCD, True)
 
@@ -70,30 +69,28 @@ def _setup():
 def test_read_latency_and_write_effect():
     """Response header two cycles after the request header; a write reaches the unit two cycles later."""
     cfg, dut, m = _setup()
-    drv = HtaxDriver(dut)
+    host, unit = HtaxSource(dut.htax.rx), HtaxSink(dut.htax.tx)      # the unit's tx always ready
+    clock = Clock(host, unit)
     src, dst = cfg["regs"]["host_port"], cfg["regs"]["htax_port"]
     out = {}
 
     async def bench(ctx):
-        await drv.tick(ctx)
-        t0 = await drv.send(ctx, HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=9, addr=m.addr("rf.version"),
-                                            length=1))
-        await drv.wait_packets(ctx, 1)
-        t1, rsp = drv.rx_packets[0]
-        out["latency"] = t1 - t0
+        await clock.tick(ctx)
+        t0, _ = await host.transmit(ctx, HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=9, addr=m.addr("rf.version"),
+                                                    length=1), clock=clock)
+        await unit.wait_packets(ctx, 1, clock=clock, limit=200)
+        rsp = unit.packets[0].packet
+        out["latency"] = unit.packets[0].header_cycle - t0
         assert rsp.status == HtaxStatus.OK and rsp.tag == 9 and rsp.dst == src and rsp.src == dst
         assert rsp.data == [m.read("rf.version")]
         # a write to a hw=r field: cycles from the data beat to the unit's output
         value = 0x5A5A_0001
         pkt = line_write_packet(m.addr("velo.mbox_enable"), value.to_bytes(8, "little"), src=src, dst=dst)
-        await drv.send(ctx, pkt)
-        t_data = drv.cycle - 1
-        while ctx.get(dut.hw.velo.mbox_enable.enable) != value:
-            await drv.tick(ctx)
-            assert drv.cycle < t_data + 20
-        out["write"] = drv.cycle - t_data
+        _, t_data = await host.transmit(ctx, pkt, clock=clock)
+        t1 = await clock.until(ctx, lambda: ctx.get(dut.hw.velo.mbox_enable.enable) == value, limit=20)
+        out["write"] = t1 - t_data
 
-    run(dut, bench)
+    run_sim(dut, bench)
     assert out["latency"] == 2
     assert out["write"] == 2
 
@@ -101,7 +98,8 @@ def test_read_latency_and_write_effect():
 def test_rclr_and_increment_in_one_cycle():
     """A counter read-to-clear in the cycle it increments keeps that increment: no event is lost."""
     cfg, dut, m = _setup()
-    drv = HtaxDriver(dut)
+    host, unit = HtaxSource(dut.htax.rx), HtaxSink(dut.htax.tx)
+    clock = Clock(host, unit)
     src, dst = cfg["regs"]["host_port"], cfg["regs"]["htax_port"]
     seed = random.randrange(1 << 30)
     print(f"seed {seed}")
@@ -112,31 +110,19 @@ def test_rclr_and_increment_in_one_cycle():
 
     async def bench(ctx):
         nonlocal counted
-        for i in range(6):
-            pkt = HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=i, addr=m.addr("velo.counters"), length=1)
-            rx = dut.htax.rx
-            ctx.set(rx.valid, 1)
-            ctx.set(rx.payload.as_value(), pkt.beats()[0])
+        for i in range(6):          # a read offered while the counter counts at random
+            host.send(HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=i, addr=m.addr("velo.counters"), length=1))
             for _ in range(rng.randrange(3, 12)):
                 bit = rng.random() < 0.7
                 ctx.set(incr, bit)
                 counted += bit
-                moved = ctx.get(rx.ready) & 2
-                await drv.tick(ctx)
-                if moved:
-                    ctx.set(rx.valid, 0)
-            ctx.set(rx.valid, 0)
+                await clock.tick(ctx)
         ctx.set(incr, 0)
-        for _ in range(10):
-            await drv.tick(ctx)
-        ctx.set(rx.valid, 1)
-        ctx.set(rx.payload.as_value(), HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=7,
-                                                  addr=m.addr("velo.counters"), length=1).beats()[0])
-        await drv.tick(ctx)
-        ctx.set(rx.valid, 0)
-        await drv.wait_packets(ctx, 7)
-        reads.extend(p.data[0] & 0xFFFF for _, p in drv.rx_packets)
+        await clock.repeat(ctx, 10)
+        host.send(HtaxPacket(HtaxCmd.READ, src=src, dst=dst, tag=7, addr=m.addr("velo.counters"), length=1))
+        await unit.wait_packets(ctx, 7, clock=clock, limit=200)
+        reads.extend(r.packet.data[0] & 0xFFFF for r in unit.packets)
 
-    run(dut, bench)
+    run_sim(dut, bench)
     assert len(reads) == 7
     assert sum(reads) == counted, f"seed {seed}: reads {reads} sum to {sum(reads)}, {counted} increments"

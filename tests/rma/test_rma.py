@@ -28,10 +28,10 @@ from amaranth.lib.wiring import Out
 
 from rtl.atu.layout import GATE_INDEX_BITS
 from rtl.common.ats import AtsCmd, AtsMessage
-from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxStatus
+from rtl.common.htax import HtaxCmd, HtaxLinkSignature
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaError, RmaNotifyClass, RmaPageOffset
 from rtl.rma.rma import COUNTERS, Rma
-from sim.amsim import run_sim
+from sim.amsim import Clock, HtaxHost, run_sim
 from sim.atu_model import AtuModel, decode_ats, gate_word
 from sim.htax_packet import HtaxPacket
 from sim.layout import pack, unpack
@@ -281,121 +281,55 @@ def test_two_nodes_soak():
     run_system(rng, gates, random_ops(rng, gates, 200), ready_p=0.6, reorder=True, watchdog=400_000)
 
 
-class Host:
-    """One node's host memory, descriptor source and ATU, as a testbench of the simulator."""
+class Host(HtaxHost):
+    """One node's host memory (:class:`sim.amsim.HtaxHost`), descriptor source and ATU: descriptors are
+    posted writes, translation requests are answered from the node's GATE table after a random latency
+    in request order, flush responses are recorded."""
 
-    def __init__(self, n, node, rng, mem, gates, posted, *, ready_p, reorder, watchdog, shared):
-        self.n, self.node, self.rng, self.mem, self.gates = n, node, rng, mem, gates
-        self.posted = [store(f, d).beats() for f, d in posted]
-        self.ready_p, self.reorder, self.watchdog, self.shared = ready_p, reorder, watchdog, shared
-        self.scheduled = []         # (due, seq, beats) of read responses
-        self.ats = []               # (due, beats) of translation responses, in request order
-        self.inject = []            # beats of flush requests, sent first
-        self.accesses = []          # (cycle, cmd, addr, length) of every host access
+    def __init__(self, n, node, rng, mem, gates, posted, *, ready_p, reorder):
+        super().__init__(node.htax_tx, node.htax_rx, mem, port=HOST, rng=rng, latency=(4, 40), reorder=reorder,
+                         stall=1 - ready_p, post=0.8, on_packet=Host.ats)
+        self.n, self.gates = n, gates
         self.flush_responses = []   # (cycle, word)
-        self.on_cycle = None        # hook: callable(host, now)
-        self.now = 0
+        for f, d in posted:
+            self.post(store(f, d))
 
-    def handle(self, p):
-        assert p.malformed_reason() is None, p.malformed_reason()
-        now, rng = self.now, self.rng
-        if p.cmd == HtaxCmd.ATS:
-            assert (p.src, p.dst, p.tag) == (PORT, ATU, 0), p
-            cmd, f = decode_ats(p.ats)
-            if cmd == AtsCmd.FLUSH_RESPONSE:
-                self.flush_responses.append((now, p.ats))
-                return
-            assert cmd == AtsCmd.TRANSLATION_REQUEST, cmd
-            r = unpack(AtsMessage, p.ats, [f"translation_request.{k}" for k in ("vpid", "nla_page", "write")])
-            t = self.gates.atu.translate(*r.values())
-            due = max([now + rng.randint(3, 30)] + [d for d, _ in self.ats])    # in request order
-            self.ats.append((due, ats_packet(translation_response(t)).beats()))
+    def ats(self, p):
+        assert (p.cmd, p.src, p.dst, p.tag) == (HtaxCmd.ATS, PORT, ATU, 0), p
+        cmd, f = decode_ats(p.ats)
+        if cmd == AtsCmd.FLUSH_RESPONSE:
+            self.flush_responses.append((self.now, p.ats))
             return
-        self.accesses.append((now, p.cmd, p.addr, p.length))
-        if p.cmd == HtaxCmd.READ:
-            raw = self.mem.read(p.addr, 8 * p.length)
-            if raw is None:
-                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
-                                 status=HtaxStatus.TARGET_ERROR)
-            else:
-                words = [int.from_bytes(raw[8 * i:8 * i + 8], "little") for i in range(p.length)]
-                rsp = HtaxPacket(HtaxCmd.RESPONSE, src=HOST, dst=PORT, tag=p.tag, addr=p.addr,
-                                 length=p.length, status=HtaxStatus.OK, data=words)
-            due = now + rng.randint(4, 40)
-            if not self.reorder:         # in order: never before an earlier read's answer
-                due = max([due] + [x[0] for x in self.scheduled])
-            self.scheduled.append((due, now, rsp.beats()))
-        else:
-            assert p.cmd == HtaxCmd.WRITE
-            buf = b"".join(d.to_bytes(8, "little") for d in p.data)
-            mask = [(p.byte_mask(i // 8) >> (i % 8)) & 1 for i in range(len(buf))]
-            self.mem.write(p.addr, buf, mask)
-
-    def next_packet(self, ctx):
-        """Between packets: a flush request, a due read response (responses pass posted writes), a due
-        translation response, or a descriptor when the unit is ready for posted beats."""
-        now, rng = self.now, self.rng
-        if self.inject:
-            return self.inject.pop(0)
-        due = [s for s in self.scheduled if s[0] <= now]
-        if due:
-            pick = rng.choice(due) if self.reorder else min(due)
-            self.scheduled.remove(pick)
-            return list(pick[2])
-        if self.ats and self.ats[0][0] <= now:
-            return list(self.ats.pop(0)[1])
-        if self.posted and rng.random() < 0.8 and ctx.get(self.node.htax_rx.ready) & 1:
-            return self.posted.pop(0)
-        return []
-
-    async def run(self, ctx):
-        node, rng, state = self.node, self.rng, self.shared
-        cur, pkt = [], []
-        while True:
-            self.now += 1
-            assert self.now < self.watchdog, "no end: the units hang"
-            if self.on_cycle:
-                self.on_cycle(self, self.now)
-            if not cur:
-                cur = self.next_packet(ctx)
-            ready = 0xF if rng.random() < self.ready_p else 0
-            ctx.set(node.htax_tx.ready, ready)
-            ctx.set(node.htax_rx.valid, bool(cur))
-            if cur:
-                ctx.set(node.htax_rx.payload.as_value(), cur[0])
-            _, _, tv, tb, rr, irq = await ctx.tick().sample(node.htax_tx.valid, node.htax_tx.payload,
-                                                              node.htax_rx.ready, node.irqs)
-            for v in range(VPIDS):
-                state["irqs"][self.n][v] += (irq >> v) & 1
-            busy = bool(cur or self.posted or self.scheduled or self.ats or self.inject or pkt)
-            if cur and (rr >> ((cur[0] >> 92) & 3)) & 1:
-                cur.pop(0)
-            if tv and ready:
-                pkt.append(tb.as_value().value)
-                if tb.last:
-                    self.handle(HtaxPacket.from_beats(pkt))
-                    pkt = []
-                busy = True
-            state["done"][self.n] = not busy
-            if all(state["done"]):
-                state["idle"] += 1
-                if state["idle"] > 400:
-                    state["counts"][self.n] = dict(zip(COUNTERS, (ctx.get(c) for c in node.counts), strict=True))
-                    return
-            else:
-                state["idle"] = 0
+        assert cmd == AtsCmd.TRANSLATION_REQUEST, cmd
+        r = unpack(AtsMessage, p.ats, [f"translation_request.{k}" for k in ("vpid", "nla_page", "write")])
+        t = self.gates.atu.translate(*r.values())
+        due = max([self.now + self.rng.randint(3, 30)] + [d for d, _ in self.later])    # in request order
+        self.send_at(due, ats_packet(translation_response(t)))
 
 
 def simulate(rng, init, gates, ops, *, ready_p, reorder, watchdog=None, hook=None):
     """Run ``ops`` on the RTL; the memories, hosts and the shared state (counters, interrupts)."""
     mems = [FlatMemory(x) for x in init]
     dut = Loop([queues_for(), queues_for()])
-    shared = {"idle": 0, "done": [False, False], "counts": [None, None], "irqs": [Counter(), Counter()]}
+    shared = {"counts": [None, None], "irqs": [Counter(), Counter()]}
     hosts = [Host(n, dut.nodes[n], rng, mems[n], gates[n], [(f, d) for o, f, d in ops if o == n], ready_p=ready_p,
-                  reorder=reorder, watchdog=watchdog or WATCHDOG, shared=shared) for n in range(2)]
+                  reorder=reorder) for n in range(2)]
     for h in hosts:
         h.on_cycle = hook
-    run_sim(dut, hosts[0].run, hosts[1].run)
+
+    async def bench(ctx):
+        clock = Clock(*hosts, limit=watchdog or WATCHDOG)
+        idle = 0
+        while idle <= 400:          # both hosts idle for 400 cycles: the units are done
+            irqs = await clock.tick(ctx, *(node.irqs for node in dut.nodes))
+            for n, irq in enumerate(irqs):
+                for v in range(VPIDS):
+                    shared["irqs"][n][v] += (irq >> v) & 1
+            idle = 0 if any(h.busy for h in hosts) else idle + 1
+        for n, node in enumerate(dut.nodes):
+            shared["counts"][n] = dict(zip(COUNTERS, (ctx.get(c) for c in node.counts), strict=True))
+
+    run_sim(dut, bench)
     return mems, hosts, shared
 
 
@@ -478,12 +412,12 @@ def test_flush_waits_for_operations():
         if flush["sent"] is None and any(c == HtaxCmd.WRITE and x <= a < x + PAGE_BYTES
                                          for _, c, a, _ in host.accesses[-2:]):
             gates[1].set(page_p & ((1 << GATE_INDEX_BITS) - 1), 0)     # software zeroes the GATE first
-            host.inject.append(ats_packet(request).beats())
+            host.send_now(ats_packet(request))
             flush["sent"] = now
         if host.flush_responses and not flush.get("after"):
             flush["after"] = True
             for origin, f, d in after:
-                hosts_of[origin].posted.append(store(f, d).beats())
+                hosts_of[origin].post(store(f, d))
 
     init = [bytearray(rng.randbytes(MEM)) for _ in range(2)]
     for m in init:                              # empty queues: a written entry is non-zero

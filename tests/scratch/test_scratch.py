@@ -2,10 +2,10 @@
 """The scratch target in the Amaranth simulator: parameter checks and one PIO round trip."""
 
 import pytest
-from amaranth.sim import Simulator
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
-from sim.htax_packet import HtaxPacket, beat_field, line_write_packet
+from sim.amsim import Clock, HtaxSink, HtaxSource, run_sim
+from sim.htax_packet import HtaxPacket, line_write_packet
 from sim.tops.scratch import ID_MAGIC, RAM_OFFSET, HtaxScratch
 
 
@@ -25,28 +25,16 @@ def test_pio_round_trip_in_amaranth_sim():
     dut = HtaxScratch(words=64, max_outstanding=2)
     got = []
 
-    async def bench(ctx):
-        ctx.set(dut.htax.tx.ready, 0b1111)
+    host, unit = HtaxSource(dut.htax.rx), HtaxSink(dut.htax.tx)        # the unit's tx always ready
+    clock = Clock(host, unit)
 
+    async def bench(ctx):
         async def send(pkt):
-            for beat in pkt.beats():
-                ctx.set(dut.htax.rx.valid, 1)
-                ctx.set(dut.htax.rx.payload.as_value(), beat)
-                while not (ctx.get(dut.htax.rx.ready) >> beat_field(beat, "vc")) & 1:
-                    await ctx.tick()
-                await ctx.tick()
-            ctx.set(dut.htax.rx.valid, 0)
+            await host.transmit(ctx, pkt, clock=clock)
 
         async def receive(limit=50):
-            beats = []
-            for _ in range(limit):
-                if ctx.get(dut.htax.tx.valid):
-                    beats.append(ctx.get(dut.htax.tx.payload.as_value()))
-                    if beat_field(beats[-1], "last"):
-                        await ctx.tick()
-                        return HtaxPacket.from_beats(beats)
-                await ctx.tick()
-            raise AssertionError("no response")
+            await unit.wait_packets(ctx, len(got) + 1, clock=clock, limit=limit)
+            return unit.packets[-1].packet
 
         await send(line_write_packet(RAM_OFFSET + 8, (0x1122334455667788).to_bytes(8, "little"), src=0, dst=1))
         await send(HtaxPacket(HtaxCmd.READ, src=0, dst=1, tag=5, addr=RAM_OFFSET + 8, length=1, last_be=0))
@@ -56,10 +44,7 @@ def test_pio_round_trip_in_amaranth_sim():
         await send(HtaxPacket(HtaxCmd.READ, src=0, dst=1, tag=7, addr=0x100, length=1, last_be=0))
         got.append(await receive())
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sim(dut, bench)
     rsp, ident, unmapped = got
     assert (rsp.cmd, rsp.tag, rsp.dst, rsp.src, rsp.status, rsp.data) == \
         (HtaxCmd.RESPONSE, 5, 0, 1, HtaxStatus.OK, [0x1122334455667788])
