@@ -3,9 +3,10 @@ notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
 
 The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
 :class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID beyond ``vpids``
-(``ATU_FAULT``), a put or get whose local or remote range crosses a 4 KiB page, or whose local and
-remote start differ inside a 64-byte line, ends here with a requester notification carrying the error
-(whatever the modifier bits say) and ``error_incr``.
+(the store's, or a put-class command's destination: ``ATU_FAULT``), a put or get whose local or remote
+range crosses a 4 KiB page, or whose local and remote start differ inside a 64-byte line, ends here
+with a requester notification carrying the error (whatever the modifier bits say) and ``error_incr``
+(``docs/rma.md``, "Requester errors").
 
 Translation (ch. 5.3, 7.5.5): the requester translates the local NLA only, and only a put's (the data
 it reads); a get's local NLA is translated by the origin's completer when the data arrives, the remote
@@ -98,7 +99,10 @@ class RmaRequester(wiring.Component):
         error = Signal(RmaError)
         with m.If(cmd.as_value() > RmaCommand.NOTIFICATION_PUT.value):
             m.d.comb += error.eq(RmaError.UNKNOWN_COMMAND)
-        with m.Elif(p.vpid >= self.vpids):
+        # a put-class command to a VPID no node has ends here: its packet would be dropped by the target's
+        # completer unseen; a get or lock to it is refused by the target's responder (DISABLED)
+        requests = is_get | (cmd == RmaCommand.LOCK)
+        with m.Elif((p.vpid >= self.vpids) | (~requests & (d.dst_vpid >= self.vpids))):
             m.d.comb += error.eq(RmaError.ATU_FAULT)
         with m.Elif(sized & ((ops.local_qw[:9] + total > 512) | (d.remote_qw[:9] + total > 512))):
             m.d.comb += error.eq(RmaError.PAGE_CROSSING)
