@@ -51,6 +51,7 @@ from rtl.common.params import check_port, check_pow2
 from .ats_client import RmaXlateRequest, RmaXlateResult
 from .formats import NET_COMMAND_WORDS, RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
 from .notifier import RmaNoteRequest
+from .translate import RmaTranslateStep
 from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaCompleter"]
@@ -115,8 +116,12 @@ class RmaCompleter(wiring.Component):
         kept = Signal(data.StructLayout({"valid": 1, "vpid": len(spec.dst_vpid), "page": NLA_PAGE_BITS,
                                          "ppn": PPN_BITS}))
         hit = kept.valid & (kept.vpid == spec.dst_vpid) & (kept.page == addr_qw[9:])
-        m.d.comb += [self.xreq.payload.write.eq(1), self.xreq.payload.vpid.eq(spec.dst_vpid),
-                     self.xreq.payload.page.eq(addr_qw[9:])]
+        m.submodules.translate = xl = RmaTranslateStep()
+        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
+        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.stale.eq(self.stale), xl.flush.eq(self.flush),
+                     xl.req.payload.write.eq(1), xl.req.payload.vpid.eq(spec.dst_vpid),
+                     xl.req.payload.page.eq(addr_qw[9:])]
         with m.If(self.flush):
             m.d.sync += kept.valid.eq(0)
 
@@ -134,8 +139,8 @@ class RmaCompleter(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += rx.ready.eq(1)
-                m.d.sync += [self.xbusy.eq(0), fault.eq(0)]
+                m.d.comb += [rx.ready.eq(1), xl.idle.eq(1)]
+                m.d.sync += fault.eq(0)
                 with m.If(rx.valid):
                     m.d.sync += hdr.eq(rx.payload.data)
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
@@ -169,25 +174,23 @@ class RmaCompleter(wiring.Component):
                     m.d.sync += ppn.eq(addr_qw[9:])
                     m.next = "HEADER"
                 with m.Elif(hit):
-                    m.d.sync += [ppn.eq(kept.ppn), self.xbusy.eq(1)]
+                    m.d.comb += xl.use.eq(1)
+                    m.d.sync += ppn.eq(kept.ppn)
                     m.next = "HEADER"
                 with m.Else():
-                    m.d.sync += self.xbusy.eq(1)
+                    m.d.comb += xl.req.valid.eq(1)
                     m.next = "TRANSLATE"
             with m.State("TRANSLATE"):
-                m.d.comb += self.xreq.valid.eq(1)
-                with m.If(self.xreq.ready):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                r = self.xrsp.payload
-                with m.If(self.xrsp.valid):
+                m.d.comb += xl.req.valid.eq(1)
+                r = xl.rsp.payload
+                with m.If(xl.rsp.valid):
                     m.d.sync += ppn.eq(r.ppn)
                     with m.If(~r.ok):
                         m.d.sync += fault.eq(1)
                         m.next = "SKIP"
                     with m.Else():
                         m.next = "HEADER"
-                        with m.If(~self.stale & ~self.flush):
+                        with m.If(r.keep):
                             m.d.sync += [kept.valid.eq(1), kept.vpid.eq(spec.dst_vpid), kept.page.eq(addr_qw[9:]),
                                          kept.ppn.eq(r.ppn)]
             with m.State("SKIP"):               # a failed translation: the payload is not written

@@ -55,6 +55,7 @@ from .lock import RmaLock
 from .notifier import RmaNoteRequest
 from .packet_tx import RmaPacketTx
 from .reader import RmaRead, RmaReadData
+from .translate import RmaTranslateStep
 from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaResponder"]
@@ -113,8 +114,12 @@ class RmaResponder(wiring.Component):
             m.d.sync += rd_off.eq(rd_off + seg_words(rd_off))
             with m.If(rd_off + seg_words(rd_off) == total):
                 m.d.sync += reading.eq(0)
-        m.d.comb += [self.xreq.payload.write.eq(0), self.xreq.payload.vpid.eq(vpid),
-                     self.xreq.payload.page.eq(c.dst_qw[9:])]
+        # the get's source page (docs/rma.md, "Translation")
+        m.submodules.translate = xl = RmaTranslateStep()
+        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
+        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0), xl.req.payload.vpid.eq(vpid),
+                     xl.req.payload.page.eq(c.dst_qw[9:])]
 
         error = Signal(RmaError)
         rerr = Signal()                 # a read of this get failed: zero words went out instead
@@ -135,8 +140,7 @@ class RmaResponder(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += rx.ready.eq(1)
-                m.d.sync += self.xbusy.eq(0)
+                m.d.comb += [rx.ready.eq(1), xl.idle.eq(1)]
                 with m.If(rx.valid):
                     m.d.sync += [hdr.eq(rx.payload.data), ended.eq(0), pk_off.eq(0), rd_off.eq(0), error.eq(0),
                                  rerr.eq(0)]
@@ -172,16 +176,13 @@ class RmaResponder(wiring.Component):
                 with m.Elif(self.phys.bit_select(vpid, 1)):
                     get()
                 with m.Else():
-                    m.d.sync += self.xbusy.eq(1)
+                    m.d.comb += xl.req.valid.eq(1)
                     m.next = "TRANSLATE"
             with m.State("TRANSLATE"):
-                m.d.comb += self.xreq.valid.eq(1)
-                with m.If(self.xreq.ready):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                with m.If(self.xrsp.valid):
-                    m.d.sync += ppn.eq(self.xrsp.payload.ppn)
-                    with m.If(self.xrsp.payload.ok):
+                m.d.comb += xl.req.valid.eq(1)
+                with m.If(xl.rsp.valid):
+                    m.d.sync += ppn.eq(xl.rsp.payload.ppn)
+                    with m.If(xl.rsp.payload.ok):
                         get()
                     with m.Else():
                         m.d.sync += error.eq(RmaError.ATU_FAULT)
