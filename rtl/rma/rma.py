@@ -46,8 +46,9 @@ from rtl.netport.arbiter import PacketArbiter
 
 from .ats_client import RmaAtsClient
 from .completer import RmaCompleter
+from .fence import RmaFence
 from .notifier import RmaNoteRequest, RmaNotifier
-from .reader import RmaReader
+from .reader import RmaRead, RmaReader
 from .requester import RmaCommandIn, RmaRequester
 from .responder import RmaResponder
 from .rx import RmaRx
@@ -123,7 +124,10 @@ class Rma(wiring.Component):
         connect(m, rx.rsp1, rs_rd.rsp)
         connect(m, req.reads, rq_rd.reads)
         connect(m, rq_rd.data, req.data)
-        connect(m, rsp.reads, rs_rd.reads)
+        # FCAA atomicity: the responder's reads wait for its lock write-backs (RmaFence)
+        m.submodules.lock_fence = lock_fence = RmaFence(shape=RmaRead)
+        connect(m, rsp.reads, lock_fence.i)
+        connect(m, lock_fence.o, rs_rd.reads)
         connect(m, rs_rd.data, rsp.data)
         connect(m, req.net_tx, split.i)
         connect(m, split.responder, flipped(self.req_tx))
@@ -132,7 +136,10 @@ class Rma(wiring.Component):
         connect(m, net_arb.o, flipped(self.rsp_tx))
         connect(m, flipped(self.req_rx), rsp.net_rx)
         connect(m, flipped(self.rsp_rx), cpl.net_rx)
-        for k, src in enumerate((cpl.notes, rsp.notes, req.notes)):
+        # a put's data before its notification: the completer's notes wait for its writes (RmaFence)
+        m.submodules.cpl_fence = cpl_fence = RmaFence(shape=RmaNoteRequest)
+        connect(m, cpl.notes, cpl_fence.i)
+        for k, src in enumerate((cpl_fence.o, rsp.notes, req.notes)):
             connect(m, src, notes.i[k])
         # and the notifier's look-up and full test from the three note sources
         m.submodules.note_slice = note_slice = RmaSlice(shape=RmaNoteRequest)
@@ -144,11 +151,15 @@ class Rma(wiring.Component):
             connect(m, ats.rsp[k], client.xrsp)
         m.d.comb += [ats.busy.eq(Cat(req.xbusy, cpl.xbusy, rsp.xbusy)), cpl.flush.eq(ats.flush),
                      cpl.stale.eq(ats.stale[1])]
-        # the completer's and the responder's writes go to the arbiter directly: what follows them (the
-        # completer's notification, a flush answer, the lock engine's next read of the same word) leaves
-        # through a slice and so can never overtake them
+        # the fences count the completer's writes and the lock write-backs from the engine to the
+        # arbiter, so a buffer there would keep the order; without one the fences cost no cycle
         connect(m, cpl.tx, tx_arb.i[0])
         connect(m, rsp.tx, tx_arb.i[4])
+
+        def last_moves(s):
+            return s.valid & s.ready & s.payload.last
+        m.d.comb += [cpl_fence.issued.eq(last_moves(cpl.tx)), cpl_fence.arrived.eq(last_moves(tx_arb.i[0])),
+                     lock_fence.issued.eq(last_moves(rsp.tx)), lock_fence.arrived.eq(last_moves(tx_arb.i[4]))]
         names = {1: "nt", 2: "req_rd", 3: "rsp_rd", 5: "ats"}
         for k, src in ((1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (5, ats.tx)):
             tx_slice = RmaSlice(shape=HtaxBeat)
