@@ -1,50 +1,4 @@
-"""RMA requester: one command descriptor -> network packets, DMA reads of put data and requester
-notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
-
-The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
-:class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID beyond ``vpids``
-(the store's, or a put-class command's destination: ``ATU_FAULT``), a put or get whose local or remote
-range crosses a 4 KiB page, or whose local and remote start differ inside a 64-byte line, ends here
-with a requester notification carrying the error (whatever the modifier bits say) and ``error_incr``
-(``docs/rma.md``, "Requester errors").
-
-Translation (ch. 5.3, 7.5.5): the requester translates the local NLA only, and only a put's (the data
-it reads); a get's local NLA is translated by the origin's completer when the data arrives, the remote
-NLAs by the target's completer and responder.  For a VPID with its ``phys`` bit the address is physical
-(table 7-7) and used as it is; otherwise the local page (``local_qw >> 9``) is translated for a read
-through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
-page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
-requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
-does not count it.  ``xbusy`` is high from the translation request until the put's last word has been
-read (:class:`~rtl.rma.ats_client.RmaAtsClient`, flush rule).
-
-Otherwise:
-
-* put: the data is read in 64-byte-line segments through :class:`~rtl.rma.reader.RmaReader` (reads run
-  ahead of the packets, up to its slots) and leaves as one packet per segment to the target's completer;
-  after the last word, a requester notification if ``req_notify``.  A read that fails (error status)
-  sends zero words in its place and ends the put with a ``DMA_ERROR`` requester notification, whatever
-  the bits say, and ``error_incr``;
-* get, lock: one request packet to the target's responder;
-* immediate put: one packet with the descriptor's payload as its payload word;
-* notification put: one packet with the payload in the command words.
-
-Every packet is a network header, the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
-and the payload.
-
-Members
--------
-cmds : In(stream.Signature(RmaCommandIn))
-net_tx : Out(NetStreamSignature())
-reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
-    To and from the read engine.
-notes : Out(stream.Signature(RmaNoteRequest))
-xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
-xbusy : Out(1)
-    To and from the ATS client.
-phys : In(vpids) ; node_id : In(NODE_BITS)
-put_incr, get_incr, error_incr : Out(1)
-"""
+"""The RMA requester (:class:`RmaRequester`) and its command layout."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -76,6 +30,59 @@ RmaCommandIn = data.StructLayout({"vpid": RMA_VPID_BITS, "irq": 1, "offset": Rma
 
 
 class RmaRequester(wiring.Component):
+    """RMA requester: one command descriptor -> network packets, DMA reads of put data and requester
+    notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
+
+    The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
+    :class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID beyond ``vpids``
+    (the store's, or a put-class command's destination: ``ATU_FAULT``), a put or get whose local or remote
+    range crosses a 4 KiB page, or whose local and remote start differ inside a 64-byte line, ends here
+    with a requester notification carrying the error (whatever the modifier bits say) and ``error_incr``
+    (``docs/rma.md``, "Requester errors").
+
+    Translation (ch. 5.3, 7.5.5): the requester translates the local NLA only, and only a put's (the data
+    it reads); a get's local NLA is translated by the origin's completer when the data arrives, the remote
+    NLAs by the target's completer and responder.  For a VPID with its ``phys`` bit the address is physical
+    (table 7-7) and used as it is; otherwise the local page (``local_qw >> 9``) is translated for a read
+    through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
+    page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
+    requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
+    does not count it.  ``xbusy`` is high from the translation request until the put's last word has been
+    read (:class:`~rtl.rma.ats_client.RmaAtsClient`, flush rule).
+
+    Otherwise:
+
+    * put: the data is read in 64-byte-line segments through :class:`~rtl.rma.reader.RmaReader` (reads run
+      ahead of the packets, up to its slots) and leaves as one packet per segment to the target's completer;
+      after the last word, a requester notification if ``req_notify``.  A read that fails (error status)
+      sends zero words in its place and ends the put with a ``DMA_ERROR`` requester notification, whatever
+      the bits say, and ``error_incr``;
+    * get, lock: one request packet to the target's responder;
+    * immediate put: one packet with the descriptor's payload as its payload word;
+    * notification put: one packet with the payload in the command words.
+
+    Every packet is a network header, the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
+    and the payload, sent through :class:`~rtl.rma.packet_tx.RmaPacketTx`.
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32).
+
+    Members
+    -------
+    cmds : In(stream.Signature(RmaCommandIn))
+    net_tx : Out(NetStreamSignature())
+    reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
+        To and from the read engine.
+    notes : Out(stream.Signature(RmaNoteRequest))
+    xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+    xbusy : Out(1)
+        To and from the ATS client.
+    phys : In(vpids) ; node_id : In(NODE_BITS)
+    put_incr, get_incr, error_incr : Out(1)
+    """
+
     def __init__(self, *, vpids):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         super().__init__({

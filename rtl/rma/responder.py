@@ -1,45 +1,4 @@
-"""RMA responder: get and lock requests from the network -> DMA reads, lock updates and response
-packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
-
-* get: the remote range is read in 64-byte-line segments through its own
-  :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment; after the last,
-  a responder notification if ``rsp_notify``.
-* lock (FCAA, ch. 7.5.4): :class:`~rtl.rma.lock.RmaLock` applies it to the lock word in the physical
-  lock region (fig. 7-11; never translated); the response carries
-  :class:`~rtl.rma.formats.RmaLockResult`.  The responder handles one request at a time, so every lock
-  operation on a word is atomic with respect to every other (the process must use the NIC for its own
-  locks too, ch. 7.5.4).  A lock number of 1024 or more, or a word beyond ``lock_size``: a
-  ``LOCK_RANGE`` error response.
-
-A read that fails (error status) sends zero words in its place; the get's last response then carries
-``DMA_ERROR`` (the origin's completer writes an error notification) and so does the responder
-notification; a lock whose word cannot be read gets a ``DMA_ERROR`` response and is not applied.
-
-Translation of a get's source (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is
-physical (table 7-7).  Otherwise the page (``dst_qw >> 9``; a get never crosses a page) is translated
-for a read and the reads go to ``ppn << 12 | offset``.  A failed translation is answered with one
-``ATU_FAULT`` error response without data (the origin's completer writes an error notification); no
-responder notification, ``get_incr`` does not count it.  ``xbusy`` is high from the translation request
-until the get's last response has been sent (all its reads have returned then).
-
-A request for a VPID that is disabled gets a ``DISABLED`` error response (counted in
-``refused_incr``); a malformed request (another unit, not two command words, a payload, a command other
-than get and lock) is dropped (``dropped_incr``).
-
-Members
--------
-net_rx : In(NetStreamSignature()) ; net_tx : Out(NetStreamSignature())
-reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
-tx : Out(HtaxPacketSignature())
-    Lock write-backs.
-notes : Out(stream.Signature(RmaNoteRequest))
-xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
-xbusy : Out(1)
-    To and from the ATS client.
-enable, phys : In(vpids) ; node_id : In(NODE_BITS) ; lock_base : In(49) ; lock_size : In(32)
-get_incr, lock_incr, refused_incr, dropped_incr : Out(1)
-    ``lock_incr``: a lock request taken to the lock engine (table 7-8's responder counter).
-"""
+"""The RMA responder (:class:`RmaResponder`)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
@@ -62,6 +21,58 @@ __all__ = ["RmaResponder"]
 
 
 class RmaResponder(wiring.Component):
+    """RMA responder: get and lock requests from the network -> DMA reads, lock updates and response
+    packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
+
+    * get: the remote range is read in 64-byte-line segments through its own
+      :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment; after the last,
+      a responder notification if ``rsp_notify``.
+    * lock (FCAA, ch. 7.5.4): :class:`~rtl.rma.lock.RmaLock` applies it to the lock word in the physical
+      lock region (fig. 7-11; never translated); the response carries
+      :class:`~rtl.rma.formats.RmaLockResult`.  The responder handles one request at a time, and
+      :class:`~rtl.rma.fence.RmaFence` holds its next read until the last write-back reached the
+      transmit arbiter (``docs/rma.md``, "Ordering"), so every lock operation on a word is atomic with
+      respect to every other (the process must use the NIC for its own locks too, ch. 7.5.4).  A lock
+      number of 1024 or more, or a word beyond ``lock_size``: a
+      ``LOCK_RANGE`` error response.
+
+    A read that fails (error status) sends zero words in its place; the get's last response then carries
+    ``DMA_ERROR`` (the origin's completer writes an error notification) and so does the responder
+    notification; a lock whose word cannot be read gets a ``DMA_ERROR`` response and is not applied.
+
+    Translation of a get's source (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is
+    physical (table 7-7).  Otherwise the page (``dst_qw >> 9``; a get never crosses a page) is translated
+    for a read and the reads go to ``ppn << 12 | offset``.  A failed translation is answered with one
+    ``ATU_FAULT`` error response without data (the origin's completer writes an error notification); no
+    responder notification, ``get_incr`` does not count it.  ``xbusy`` is high from the translation request
+    until the get's last response has been sent (all its reads have returned then).
+
+    A request for a VPID that is disabled gets a ``DISABLED`` error response (counted in
+    ``refused_incr``); a malformed request (another unit, not two command words, a payload, a command other
+    than get and lock) is dropped (``dropped_incr``).
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32).
+    htax_port, host_port : int
+        The unit's HTAX port and host memory's.
+
+    Members
+    -------
+    net_rx : In(NetStreamSignature()) ; net_tx : Out(NetStreamSignature())
+    reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
+    tx : Out(HtaxPacketSignature())
+        Lock write-backs.
+    notes : Out(stream.Signature(RmaNoteRequest))
+    xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+    xbusy : Out(1)
+        To and from the ATS client.
+    enable, phys : In(vpids) ; node_id : In(NODE_BITS) ; lock_base : In(49) ; lock_size : In(32)
+    get_incr, lock_incr, refused_incr, dropped_incr : Out(1)
+        ``lock_incr``: a lock request taken to the lock engine (table 7-8's responder counter).
+    """
+
     def __init__(self, *, vpids, htax_port, host_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         self.htax_port = check_port("htax_port", htax_port)

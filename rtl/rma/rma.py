@@ -1,38 +1,4 @@
-"""The RMA unit (dissertation ch. 7.5, fig. 7-12): requester, completer and responder on one HTAX port,
-with one pair of network streams per message class.
-
-* :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag; ATS
-  messages to the ATS client;
-* :class:`~rtl.rma.requester.RmaRequester` with its :class:`~rtl.rma.reader.RmaReader` (tags 0..3);
-* :class:`~rtl.rma.responder.RmaResponder` with its reader (tags 16..19);
-* :class:`~rtl.rma.completer.RmaCompleter`;
-* :class:`~rtl.rma.notifier.RmaNotifier`, fed by all three (:class:`~rtl.rma.streams.RmaMerge`);
-* :class:`~rtl.rma.ats_client.RmaAtsClient`: the translations of requester, completer and responder
-  (ch. 5.3, 7.5.5) and the answers to the ATU's flush requests;
-* :class:`~rtl.rma.txarb.RmaTxArbiter`: every HTAX packet the unit sends.
-
-Network classes (``docs/network.md``): ``req_tx``/``req_rx`` carry packets for a responder (get and lock
-requests), ``rsp_tx``/``rsp_rx`` packets for a completer (put data, immediate and notification puts, get
-and lock responses), which a completer always drains without waiting for the network.
-
-A VPID with its ``phys`` bit uses physical addresses (table 7-7); every other VPID's NLAs are
-translated by the ATU at ``atu_port`` (docs/rma.md, "Translation").
-
-Parameters
-----------
-vpids : int
-    VPIDs (power of two, 2..32: 5-bit VPID fields).
-window_base : int
-    Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
-htax_port, host_port, atu_port : int
-    The unit's HTAX port, host memory's and the ATU's; distinct.
-
-Members
--------
-htax : Out(HtaxPortSignature)
-req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignature())
-regs : Out(RmaRegsSignature(vpids))
-"""
+"""The RMA unit (:class:`Rma`)."""
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
@@ -79,6 +45,44 @@ class RmaRegsSignature(wiring.Signature):
 
 
 class Rma(wiring.Component):
+    """The RMA unit (dissertation ch. 7.5, fig. 7-12): requester, completer and responder on one HTAX port,
+    with one pair of network streams per message class.
+
+    * :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag; ATS
+      messages to the ATS client;
+    * :class:`~rtl.rma.requester.RmaRequester` with its :class:`~rtl.rma.reader.RmaReader` (tags 0..15);
+    * :class:`~rtl.rma.responder.RmaResponder` with its reader (tags 16..31);
+    * :class:`~rtl.rma.completer.RmaCompleter`;
+    * :class:`~rtl.rma.notifier.RmaNotifier`, fed by all three (:class:`~rtl.rma.streams.RmaMerge`);
+    * :class:`~rtl.rma.ats_client.RmaAtsClient`: the translations of requester, completer and responder
+      (ch. 5.3, 7.5.5) and the answers to the ATU's flush requests;
+    * :class:`~rtl.rma.txarb.RmaTxArbiter`: every HTAX packet the unit sends;
+    * two :class:`~rtl.rma.fence.RmaFence`: the completer's notifications wait for its payload writes,
+      the responder's reads for its lock write-backs (``docs/rma.md``, "Ordering").
+
+    Network classes (``docs/network.md``): ``req_tx``/``req_rx`` carry packets for a responder (get and lock
+    requests), ``rsp_tx``/``rsp_rx`` packets for a completer (put data, immediate and notification puts, get
+    and lock responses), which a completer always drains without waiting for the network.
+
+    A VPID with its ``phys`` bit uses physical addresses (table 7-7); every other VPID's NLAs are
+    translated by the ATU at ``atu_port`` (docs/rma.md, "Translation").
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32: 5-bit VPID fields).
+    window_base : int
+        Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
+    htax_port, host_port, atu_port : int
+        The unit's HTAX port, host memory's and the ATU's; distinct.
+
+    Members
+    -------
+    htax : Out(HtaxPortSignature)
+    req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignature())
+    regs : Out(RmaRegsSignature(vpids))
+    """
+
     def __init__(self, *, vpids, window_base, htax_port, host_port, atu_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         check_int("window_base", window_base, 0)
