@@ -43,8 +43,9 @@ class RmaCompleter(wiring.Component):
     consumed and not written, and the operation's completer notification, if one is due (put and
     immediate put: ``cpl_notify``; get: ``cpl_notify``, or an error), carries ``ATU_FAULT`` when its
     last packet failed; ``put_incr``/``get_incr`` do not count it.  (All packets of an operation share
-    one page, so they fail alike unless a flush changes the GATE between them.)  ``xbusy`` is high from
-    the translation request, or the use of the kept translation, until the packet's notification left.
+    one page, so they fail alike unless a flush changes the GATE between them.)  The handshake and
+    ``xbusy`` (flush rule) are :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts from the
+    request, or the use of the kept translation, until the packet's notification left.
 
     Parameters
     ----------

@@ -47,8 +47,8 @@ class RmaRequester(wiring.Component):
     through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
     page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
     requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
-    does not count it.  ``xbusy`` is high from the translation request until the put's last word has been
-    read (:class:`~rtl.rma.ats_client.RmaAtsClient`, flush rule).
+    does not count it.  The handshake and ``xbusy`` (flush rule) are
+    :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the put's last word has been read.
 
     Otherwise:
 

@@ -44,8 +44,9 @@ class RmaResponder(wiring.Component):
     physical (table 7-7).  Otherwise the page (``dst_qw >> 9``; a get never crosses a page) is translated
     for a read and the reads go to ``ppn << 12 | offset``.  A failed translation is answered with one
     ``ATU_FAULT`` error response without data (the origin's completer writes an error notification); no
-    responder notification, ``get_incr`` does not count it.  ``xbusy`` is high from the translation request
-    until the get's last response has been sent (all its reads have returned then).
+    responder notification, ``get_incr`` does not count it.  The handshake and ``xbusy`` (flush rule) are
+    :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the get's last response has been
+    sent (all its reads have returned then).
 
     A request for a VPID that is disabled gets a ``DISABLED`` error response (counted in
     ``refused_incr``); a malformed request (another unit, not two command words, a payload, a command other
