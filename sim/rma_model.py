@@ -21,9 +21,9 @@ Rules (``docs/rma.md``):
 
 * put and get move ``units`` (1..64) quadwords or 64-byte lines; neither range may cross a 4 KiB page
   and the local and remote start must share their offset inside a 64-byte line, so every packet
-  carries the payload of one line segment on both sides.  Violations, and commands 5..7, end at the
-  requester with an error notification in the VPID's queue (whatever the modifier bits) and nothing
-  is sent.
+  carries the payload of one line segment on both sides.  Violations, commands 5..7 and a put-class
+  command to a destination VPID beyond ``vpids`` (``ATU_FAULT``) end at the requester with an error
+  notification in the VPID's queue (whatever the modifier bits) and nothing is sent.
 * Notifications follow table 7-2: put -- requester (``req_notify``) and completer (``cpl_notify``);
   get -- completer at the origin (``cpl_notify``) and responder at the target (``rsp_notify``); lock --
   always the completer (it carries the result), the responder with ``rsp_notify``; immediate put --
@@ -34,9 +34,9 @@ Rules (``docs/rma.md``):
   ends with a ``DMA_ERROR`` requester notification, whatever the bits say.  A get's failed read sends
   zero words and the last response carries ``DMA_ERROR`` (an error notification at the origin; the
   responder notification carries it too); a lock whose word cannot be read is answered ``DMA_ERROR``.
-* Traffic for a VPID whose completer is disabled (or beyond ``vpids``) is dropped and counted
-  (``cpl_dropped``); a get or lock request is answered with a ``DISABLED`` error response, which the
-  origin's completer turns into an error notification.
+* Traffic for a VPID whose completer is disabled is dropped and counted (``cpl_dropped``); a get or
+  lock request for it, or for a VPID beyond ``vpids``, is answered with a ``DISABLED`` error response,
+  which the origin's completer turns into an error notification.
 """
 
 from dataclasses import dataclass, field
@@ -192,8 +192,9 @@ class RmaNodeModel:
         error = RmaError.NONE
         if cmd > RmaCommand.NOTIFICATION_PUT.value:
             error = RmaError.UNKNOWN_COMMAND
-        elif vpid >= self.vpids:
-            error = RmaError.ATU_FAULT
+        elif vpid >= self.vpids or (cmd not in (RmaCommand.GET.value, RmaCommand.LOCK.value)
+                                    and d["dst_vpid"] >= self.vpids):
+            error = RmaError.ATU_FAULT      # a put-class command to a VPID beyond vpids: nothing is sent
         if cmd in (RmaCommand.PUT.value, RmaCommand.GET.value):
             op = _u(RmaPutGetOperands, d["op"])
             nbytes = (op["size_m1"] + 1) * (LINE_BYTES if a["cache_line"] else 8)

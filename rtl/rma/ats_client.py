@@ -1,59 +1,4 @@
-"""The RMA unit's ATS client: translations for the requester, the completer and the responder over the
-unit's one HTAX port, and the answers to the ATU's flush requests (dissertation ch. 5.3, fig. 5-10;
-ch. 7.5.5).
-
-**Translations.**  Each client offers a :data:`RmaXlateRequest` (``write``, VPID, NLA page) and waits for
-its :data:`RmaXlateResult` (``ok``, physical page number).  Requests are taken round robin
-(:class:`~rtl.rma.streams.RmaMerge`), the client's index goes into a FIFO, and the request leaves as a
-single-beat ATS packet (``dst`` = ``atu_port``, tag 0) through an output register.  The ATU answers the
-requests of one FU port in request order without a tag (ch. 5.4), so the FIFO's head names the client
-of each translation response.  A client has at most one translation outstanding and waits for it, so
-the result stream is ``always_ready``; for the same reason three FIFO entries suffice.
-
-**Flush (ch. 5.3).**  "FUs have to answer with a flush response as soon as they can be sure, that the
-address is not stored in internal state and not currently used for a DMA transfer."  This client uses
-a conservative rule that needs no address compare: when a flush request arrives, the clients whose
-``busy`` bit is set -- a client raises it from offering a translation request until the operation side
-that uses the translation has finished (its last DMA read returned, its last write handed to the HTAX)
--- are recorded in ``stale``; a bit of ``stale`` clears in the first cycle its client is not busy; the
-flush response (the request echoed with ``cmd`` FLUSH_RESPONSE) is sent once ``stale`` is 0.  ``flush``
-strobes as the request arrives, so a client drops any translation it keeps beyond one operation (the
-completer's last-translation register), and a client must not keep a translation it received while its
-``stale`` bit is set.  A translation requested after the flush request arrived is answered by the ATU
-from the new GATE (the ATU flipped its epoch before it sent the request, docs/atu.md), so it is never
-waited for.  No deadlock: a busy client waits only for the ATU's translation responses (which the ATU
-sends during a flush), DMA reads and the network's completer class, never for a flush response.
-
-Deviations: the flush does not compare the (VPID, NLA page): every operation that held a translation
-when the request arrived is waited for.  A posted write handed to the HTAX before the flush response
-may still be on its way to memory when the flush response reaches the ATU (different VC and
-destination).  The ATU sends one flush request at a time (docs/atu.md); a second flush request that
-arrives while one is pending is dropped and counted in ``dropped_incr``, as are translation responses
-nobody waits for and any other ATS message.
-
-Parameters
-----------
-clients : int
-    Number of clients (1..4).
-htax_port, atu_port : int
-
-Members
--------
-req : In(stream.Signature(RmaXlateRequest)).array(clients)
-rsp : Out(stream.Signature(RmaXlateResult, always_ready=True)).array(clients)
-busy : In(clients)
-    Per client: offering a request, waiting for a translation or using one.
-stale : Out(clients)
-    Per client: a pending flush waits for the client's current operation side.
-flush : Out(1)
-    A flush request arrives in this cycle.
-rx : In(stream.Signature(AtsMessage, always_ready=True))
-    ATS messages for the unit (single-beat ATS packets from :class:`~rtl.rma.rx.RmaRx`).
-tx : Out(HtaxPacketSignature())
-    Translation requests and flush responses.
-fault_incr, flush_incr, dropped_incr : Out(1)
-    A translation answered with ``ok == 0``; a flush response sent; an ATS message dropped.
-"""
+"""The RMA unit's ATS client (:class:`RmaAtsClient`) and its translation layouts."""
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
@@ -76,6 +21,63 @@ RmaXlateResult = data.StructLayout({"ok": 1, "ppn": PPN_BITS})
 
 
 class RmaAtsClient(wiring.Component):
+    """The RMA unit's ATS client: translations for the requester, the completer and the responder over the
+    unit's one HTAX port, and the answers to the ATU's flush requests (dissertation ch. 5.3, fig. 5-10;
+    ch. 7.5.5).
+
+    **Translations.**  Each client offers a :data:`RmaXlateRequest` (``write``, VPID, NLA page) and waits for
+    its :data:`RmaXlateResult` (``ok``, physical page number).  Requests are taken round robin
+    (:class:`~rtl.rma.streams.RmaMerge`), the client's index goes into a FIFO, and the request leaves as a
+    single-beat ATS packet (``dst`` = ``atu_port``, tag 0) through an output register.  The ATU answers the
+    requests of one FU port in request order without a tag (ch. 5.4), so the FIFO's head names the client
+    of each translation response.  A client has at most one translation outstanding and waits for it, so
+    the result stream is ``always_ready``; for the same reason three FIFO entries suffice.
+
+    **Flush (ch. 5.3).**  "FUs have to answer with a flush response as soon as they can be sure, that the
+    address is not stored in internal state and not currently used for a DMA transfer."  This client uses
+    a conservative rule that needs no address compare: when a flush request arrives, the clients whose
+    ``busy`` bit is set -- a client raises it from offering a translation request until the operation side
+    that uses the translation has finished (its last DMA read returned, its last write handed to the HTAX)
+    -- are recorded in ``stale``; a bit of ``stale`` clears in the first cycle its client is not busy; the
+    flush response (the request echoed with ``cmd`` FLUSH_RESPONSE) is sent once ``stale`` is 0.  ``flush``
+    strobes as the request arrives, so a client drops any translation it keeps beyond one operation (the
+    completer's last-translation register), and a client must not keep a translation it received while its
+    ``stale`` bit is set.  A translation requested after the flush request arrived is answered by the ATU
+    from the new GATE (the ATU flipped its epoch before it sent the request, docs/atu.md), so it is never
+    waited for.  No deadlock: a busy client waits only for the ATU's translation responses (which the ATU
+    sends during a flush), DMA reads and the network's completer class, never for a flush response.
+
+    Deviations: the flush does not compare the (VPID, NLA page): every operation that held a translation
+    when the request arrived is waited for.  A posted write handed to the HTAX before the flush response
+    may still be on its way to memory when the flush response reaches the ATU (different VC and
+    destination).  The ATU sends one flush request at a time (docs/atu.md); a second flush request that
+    arrives while one is pending is dropped and counted in ``dropped_incr``, as are translation responses
+    nobody waits for and any other ATS message.
+
+    Parameters
+    ----------
+    clients : int
+        Number of clients (1..4).
+    htax_port, atu_port : int
+
+    Members
+    -------
+    req : In(stream.Signature(RmaXlateRequest)).array(clients)
+    rsp : Out(stream.Signature(RmaXlateResult, always_ready=True)).array(clients)
+    busy : In(clients)
+        Per client: offering a request, waiting for a translation or using one.
+    stale : Out(clients)
+        Per client: a pending flush waits for the client's current operation side.
+    flush : Out(1)
+        A flush request arrives in this cycle.
+    rx : In(stream.Signature(AtsMessage, always_ready=True))
+        ATS messages for the unit (single-beat ATS packets from :class:`~rtl.rma.rx.RmaRx`).
+    tx : Out(HtaxPacketSignature())
+        Translation requests and flush responses.
+    fault_incr, flush_incr, dropped_incr : Out(1)
+        A translation answered with ``ok == 0``; a flush response sent; an ATS message dropped.
+    """
+
     def __init__(self, *, clients, htax_port, atu_port):
         self.clients = check_int("clients", clients, 1, 4)
         self.htax_port = check_port("htax_port", htax_port)

@@ -1,43 +1,4 @@
-"""RMA completer: put data, immediate puts, get responses, lock responses and notification puts from
-the network -> host memory writes and completer notifications (dissertation ch. 7.5, 7.5.6).
-
-Every packet is a network header (:class:`~rtl.common.net.NetHeader` with
-:class:`~rtl.rma.formats.RmaNetFields`), the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
-and 0..8 payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
-requester and responder cut packets at 64-byte lines, so one write never crosses a line).  After an
-operation's ``last`` packet a notification goes to the notifier when table 7-2 asks for one: put and
-immediate put with ``cpl_notify``, get with ``cpl_notify`` or an error, lock and notification put always.
-
-A packet for a VPID that is not enabled, or a packet that is malformed (another unit, command words
-other than two, more than eight payload words or words across a line, a command the completer does
-not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
-
-Translation (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is physical (table 7-7).
-Otherwise the page of the packet's first word (``(dst_qw + offset_qw) >> 9``; the packet never leaves
-its line) is translated for a write, and the words go to ``ppn << 12 | offset``.  The last successful
-translation is kept (VPID, page, PPN) and reused by the next packets of the same page, so a put of
-64 lines costs one translation; ``flush`` forgets it, and a translation that arrives while ``stale``
-(a flush waits for this side) is used for its packet only.  A failed translation: the payload is
-consumed and not written, and the operation's completer notification, if one is due (put and
-immediate put: ``cpl_notify``; get: ``cpl_notify``, or an error), carries ``ATU_FAULT`` when its
-last packet failed; ``put_incr``/``get_incr`` do not count it.  (All packets of an operation share
-one page, so they fail alike unless a flush changes the GATE between them.)  ``xbusy`` is high from
-the translation request, or the use of the kept translation, until the packet's notification left.
-
-Members
--------
-net_rx : In(NetStreamSignature())
-tx : Out(HtaxPacketSignature())
-    Payload writes.
-notes : Out(stream.Signature(RmaNoteRequest))
-xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
-xbusy : Out(1) ; flush, stale : In(1)
-    To and from the ATS client.
-enable, phys : In(vpids)
-    Per-VPID completer enable and physical-address mode.
-put_incr, get_incr, dropped_incr : Out(1)
-    Table 7-8 counters: a put (or immediate put) / a get completed; a packet dropped.
-"""
+"""The RMA completer (:class:`RmaCompleter`)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -51,12 +12,63 @@ from rtl.common.params import check_port, check_pow2
 from .ats_client import RmaXlateRequest, RmaXlateResult
 from .formats import NET_COMMAND_WORDS, RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
 from .notifier import RmaNoteRequest
+from .translate import RmaTranslateStep
 from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaCompleter"]
 
 
 class RmaCompleter(wiring.Component):
+    """RMA completer: put data, immediate puts, get responses, lock responses and notification puts from
+    the network -> host memory writes and completer notifications (dissertation ch. 7.5, 7.5.6).
+
+    Every packet is a network header (:class:`~rtl.common.net.NetHeader` with
+    :class:`~rtl.rma.formats.RmaNetFields`), the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
+    and 0..8 payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
+    requester and responder cut packets at 64-byte lines, so one write never crosses a line).  After an
+    operation's ``last`` packet a notification goes to the notifier when table 7-2 asks for one: put and
+    immediate put with ``cpl_notify``, get with ``cpl_notify`` or an error, lock and notification put always;
+    :class:`~rtl.rma.fence.RmaFence` keeps it behind the payload writes (``docs/rma.md``, "Ordering").
+
+    A packet for a VPID that is not enabled, or a packet that is malformed (another unit, command words
+    other than two, more than eight payload words or words across a line, a command the completer does
+    not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
+
+    Translation (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is physical (table 7-7).
+    Otherwise the page of the packet's first word (``(dst_qw + offset_qw) >> 9``; the packet never leaves
+    its line) is translated for a write, and the words go to ``ppn << 12 | offset``.  The last successful
+    translation is kept (VPID, page, PPN) and reused by the next packets of the same page, so a put of
+    64 lines costs one translation; ``flush`` forgets it, and a translation that arrives while ``stale``
+    (a flush waits for this side) is used for its packet only.  A failed translation: the payload is
+    consumed and not written, and the operation's completer notification, if one is due (put and
+    immediate put: ``cpl_notify``; get: ``cpl_notify``, or an error), carries ``ATU_FAULT`` when its
+    last packet failed; ``put_incr``/``get_incr`` do not count it.  (All packets of an operation share
+    one page, so they fail alike unless a flush changes the GATE between them.)  The handshake and
+    ``xbusy`` (flush rule) are :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts from the
+    request, or the use of the kept translation, until the packet's notification left.
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32).
+    htax_port, host_port : int
+        The unit's HTAX port and host memory's.
+
+    Members
+    -------
+    net_rx : In(NetStreamSignature())
+    tx : Out(HtaxPacketSignature())
+        Payload writes.
+    notes : Out(stream.Signature(RmaNoteRequest))
+    xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+    xbusy : Out(1) ; flush, stale : In(1)
+        To and from the ATS client.
+    enable, phys : In(vpids)
+        Per-VPID completer enable and physical-address mode.
+    put_incr, get_incr, dropped_incr : Out(1)
+        Table 7-8 counters: a put (or immediate put) / a get completed; a packet dropped.
+    """
+
     def __init__(self, *, vpids, htax_port, host_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         self.htax_port = check_port("htax_port", htax_port)
@@ -115,8 +127,12 @@ class RmaCompleter(wiring.Component):
         kept = Signal(data.StructLayout({"valid": 1, "vpid": len(spec.dst_vpid), "page": NLA_PAGE_BITS,
                                          "ppn": PPN_BITS}))
         hit = kept.valid & (kept.vpid == spec.dst_vpid) & (kept.page == addr_qw[9:])
-        m.d.comb += [self.xreq.payload.write.eq(1), self.xreq.payload.vpid.eq(spec.dst_vpid),
-                     self.xreq.payload.page.eq(addr_qw[9:])]
+        m.submodules.translate = xl = RmaTranslateStep()
+        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
+        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.stale.eq(self.stale), xl.flush.eq(self.flush),
+                     xl.req.payload.write.eq(1), xl.req.payload.vpid.eq(spec.dst_vpid),
+                     xl.req.payload.page.eq(addr_qw[9:])]
         with m.If(self.flush):
             m.d.sync += kept.valid.eq(0)
 
@@ -134,8 +150,8 @@ class RmaCompleter(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += rx.ready.eq(1)
-                m.d.sync += [self.xbusy.eq(0), fault.eq(0)]
+                m.d.comb += [rx.ready.eq(1), xl.idle.eq(1)]
+                m.d.sync += fault.eq(0)
                 with m.If(rx.valid):
                     m.d.sync += hdr.eq(rx.payload.data)
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
@@ -169,25 +185,23 @@ class RmaCompleter(wiring.Component):
                     m.d.sync += ppn.eq(addr_qw[9:])
                     m.next = "HEADER"
                 with m.Elif(hit):
-                    m.d.sync += [ppn.eq(kept.ppn), self.xbusy.eq(1)]
+                    m.d.comb += xl.use.eq(1)
+                    m.d.sync += ppn.eq(kept.ppn)
                     m.next = "HEADER"
                 with m.Else():
-                    m.d.sync += self.xbusy.eq(1)
+                    m.d.comb += xl.req.valid.eq(1)
                     m.next = "TRANSLATE"
             with m.State("TRANSLATE"):
-                m.d.comb += self.xreq.valid.eq(1)
-                with m.If(self.xreq.ready):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                r = self.xrsp.payload
-                with m.If(self.xrsp.valid):
+                m.d.comb += xl.req.valid.eq(1)
+                r = xl.rsp.payload
+                with m.If(xl.rsp.valid):
                     m.d.sync += ppn.eq(r.ppn)
                     with m.If(~r.ok):
                         m.d.sync += fault.eq(1)
                         m.next = "SKIP"
                     with m.Else():
                         m.next = "HEADER"
-                        with m.If(~self.stale & ~self.flush):
+                        with m.If(r.keep):
                             m.d.sync += [kept.valid.eq(1), kept.vpid.eq(spec.dst_vpid), kept.page.eq(addr_qw[9:]),
                                          kept.ppn.eq(r.ppn)]
             with m.State("SKIP"):               # a failed translation: the payload is not written

@@ -1,23 +1,4 @@
-"""The responder's lock engine: one FCAA operation on a lock word (dissertation ch. 7.5.4, fig. 7-11).
-
-The lock word lies at ``lock_base + 4096 * vpid + 4 * lock`` in the physically contiguous lock region
-(fig. 7-11: the lock region needs no translation, also for a VPID without physical-address mode).  It
-is read through the responder's read engine, compared (signed) by :class:`~rtl.rma.fcaa.RmaFcaa` and,
-if ``value <= compare``, written back with ``value + add`` as a posted write with the word's byte
-enables.  A lock number of 1024 or more, or a word beyond ``lock_size``: ``LOCK_RANGE``, nothing is
-read.  A read that fails: ``DMA_ERROR``, nothing is written.
-
-Members
--------
-start : In(stream.Signature(RmaLockStart))
-    One operation; taken (``ready``) when it is done, so ``error`` and ``result`` belong to it in the
-    cycle it is taken.
-error : Out(RmaError) ; result : Out(RmaLockResult)
-reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
-tx : Out(HtaxPacketSignature())
-    The write-back.
-lock_base : In(49) ; lock_size : In(32)
-"""
+"""The responder's lock engine (:class:`RmaLock`)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -38,6 +19,35 @@ RmaLockStart = data.StructLayout({"vpid": RMA_VPID_BITS, "lock": QW_BITS, "ops":
 
 
 class RmaLock(wiring.Component):
+    """The responder's lock engine: one FCAA operation on a lock word (dissertation ch. 7.5.4, fig. 7-11).
+
+    The lock word lies at ``lock_base + 4096 * vpid + 4 * lock`` in the physically contiguous lock region
+    (fig. 7-11: the lock region needs no translation, also for a VPID without physical-address mode).  It
+    is read through the responder's read engine, compared (signed) by :class:`~rtl.rma.fcaa.RmaFcaa` and,
+    if ``value <= compare``, written back with ``value + add`` as a posted write with the word's byte
+    enables.  A lock number of 1024 or more, or a word beyond ``lock_size``: ``LOCK_RANGE``, nothing is
+    read.  A read that fails: ``DMA_ERROR``, nothing is written.
+
+    The write-back leaves on ``tx`` before ``start`` is taken; that it reaches the host before the next
+    read of the word is :class:`~rtl.rma.fence.RmaFence`'s rule (``docs/rma.md``, "Ordering").
+
+    Parameters
+    ----------
+    htax_port, host_port : int
+        The unit's HTAX port and host memory's.
+
+    Members
+    -------
+    start : In(stream.Signature(RmaLockStart))
+        One operation; taken (``ready``) when it is done, so ``error`` and ``result`` belong to it in the
+        cycle it is taken.
+    error : Out(RmaError) ; result : Out(RmaLockResult)
+    reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
+    tx : Out(HtaxPacketSignature())
+        The write-back.
+    lock_base : In(49) ; lock_size : In(32)
+    """
+
     def __init__(self, *, htax_port, host_port):
         self.htax_port = check_port("htax_port", htax_port)
         self.host_port = check_port("host_port", host_port)

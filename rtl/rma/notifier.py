@@ -1,38 +1,4 @@
-"""RMA notification writer: 128-bit notifications into the per-VPID notification queues
-(dissertation ch. 7.5, table 7-8).
-
-Each VPID has a ring of ``size`` 16-byte entries at ``base`` (register file), a write pointer kept here
-(``nq_wp``, external in the RDL) and a read pointer software writes on its user page.  A notification
-goes to ``base + 16 * wp`` as one posted HTAX WRITE of two words, then ``wp`` advances modulo ``size``
-and, if the operation asked for an interrupt, the VPID's bit of ``irq`` pulses.
-
-Queue full (``wp + 1 == rp`` modulo ``size``, or ``size < 2``): the notification is dropped and
-``dropped_incr`` strobes.  Nothing waits for software, so a full queue never blocks another VPID or
-the network, and no notification is lost without a count.
-
-The write pointers are a :class:`~amaranth.lib.memory.Memory` (LUT RAM) with one write port: the
-pointer advances in a cycle after the notification's last beat in which software does not write
-(a software write to another pointer delays it by a cycle; one to the same pointer wins).  The full
-test and the header address are registered one cycle after the look-up.
-
-Members
--------
-notes : In(stream.Signature(RmaNoteRequest))
-    Notifications to write, from the requester, completer and responder.
-tx : Out(HtaxPacketSignature())
-vpid : Out(range(vpids))
-    The look-up address of ``base`` and ``rp`` (the head notification's VPID); data one cycle later.
-base : In(48) ; rp : In(32) ; size : In(32)
-    Queue base (bits 51:4), read pointer, size in entries (one for all queues).
-sw_r_addr, sw_r_en : In ; sw_r_data : Out(32)
-    The register file's read port of the write pointers (``nq_wp`` is external in the RDL): data one
-    cycle after ``sw_r_en``, held while ``sw_r_en`` is low.
-sw_w_addr, sw_w_en, sw_w_data, sw_w_be : In
-    Its write port (byte enables of the 64-bit register; bits 0..3 cover the pointer).  A software
-    write in the cycle a notification advances the same pointer wins.
-irq : Out(vpids)
-dropped_incr : Out(1)
-"""
+"""The RMA notification writer (:class:`RmaNotifier`)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -52,6 +18,49 @@ RmaNoteRequest = data.StructLayout({"vpid": RMA_VPID_BITS, "irq": 1, "entry": Rm
 
 
 class RmaNotifier(wiring.Component):
+    """RMA notification writer: 128-bit notifications into the per-VPID notification queues
+    (dissertation ch. 7.5, table 7-8).
+
+    Each VPID has a ring of ``size`` 16-byte entries at ``base`` (register file), a write pointer kept here
+    (``nq_wp``, external in the RDL) and a read pointer software writes on its user page.  A notification
+    goes to ``base + 16 * wp`` as one posted HTAX WRITE of two words, then ``wp`` advances modulo ``size``
+    and, if the operation asked for an interrupt, the VPID's bit of ``irq`` pulses.
+
+    Queue full (``wp + 1 == rp`` modulo ``size``, or ``size < 2``): the notification is dropped and
+    ``dropped_incr`` strobes.  Nothing waits for software, so a full queue never blocks another VPID or
+    the network, and no notification is lost without a count.
+
+    The write pointers are a :class:`~amaranth.lib.memory.Memory` (LUT RAM) with one write port: the
+    pointer advances in a cycle after the notification's last beat in which software does not write
+    (a software write to another pointer delays it by a cycle; one to the same pointer wins).  The full
+    test and the header address are registered one cycle after the look-up.
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32).
+    htax_port, host_port : int
+        The unit's HTAX port and host memory's.
+
+    Members
+    -------
+    notes : In(stream.Signature(RmaNoteRequest))
+        Notifications to write, from the requester, completer and responder.
+    tx : Out(HtaxPacketSignature())
+    vpid : Out(range(vpids))
+        The look-up address of ``base`` and ``rp`` (the head notification's VPID); data one cycle later.
+    base : In(48) ; rp : In(32) ; size : In(32)
+        Queue base (bits 51:4), read pointer, size in entries (one for all queues).
+    sw_r_addr, sw_r_en : In ; sw_r_data : Out(32)
+        The register file's read port of the write pointers (``nq_wp`` is external in the RDL): data one
+        cycle after ``sw_r_en``, held while ``sw_r_en`` is low.
+    sw_w_addr, sw_w_en, sw_w_data, sw_w_be : In
+        Its write port (byte enables of the 64-bit register; bits 0..3 cover the pointer).  A software
+        write in the cycle a notification advances the same pointer wins.
+    irq : Out(vpids)
+    dropped_incr : Out(1)
+    """
+
     def __init__(self, *, vpids, htax_port, host_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         self.htax_port = check_port("htax_port", htax_port)

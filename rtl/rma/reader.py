@@ -1,29 +1,4 @@
-"""RMA DMA read engine with reorder buffer (dissertation ch. 7.5.6: "the responder and requester unit
-both feature a reordering buffer which is necessary to bring DMA read responses from the host back
-into request order").
-
-Each read request (one line segment, 1..8 words) takes the tail slot of ``slots`` and leaves as a
-non-posted HTAX READ tagged ``tag_base + slot``; its response, in any order, fills the slot; words
-leave on ``data`` strictly in request order, the slot's last word with ``last``.  A response with an
-error status fills its slot with zero words and sets ``error`` on each of them.
-
-Parameters
-----------
-slots : int
-    Outstanding reads (power of two, 2..8).
-tag_base : int
-    First HTAX tag (a multiple of ``slots``); responses are routed here by tag.
-htax_port, host_port : int
-
-Members
--------
-reads : In(stream.Signature(RmaRead))
-tx : Out(HtaxPacketSignature())
-    The READs.
-rsp : In(HtaxPacketSignature())
-    RESPONSE packets with this engine's tags; always ready (a slot is reserved before its read).
-data : Out(stream.Signature(RmaReadData))
-"""
+"""The RMA DMA read engine (:class:`RmaReader`) and its request and data layouts."""
 
 from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data, stream, wiring
@@ -43,6 +18,33 @@ RmaReadData = data.StructLayout({"data": 64, "last": 1, "error": 1})
 
 
 class RmaReader(wiring.Component):
+    """RMA DMA read engine with reorder buffer (dissertation ch. 7.5.6: "the responder and requester unit
+    both feature a reordering buffer which is necessary to bring DMA read responses from the host back
+    into request order").
+
+    Each read request (one line segment, 1..8 words) takes the tail slot of ``slots`` and leaves as a
+    non-posted HTAX READ tagged ``tag_base + slot``; its response, in any order, fills the slot; words
+    leave on ``data`` strictly in request order, the slot's last word with ``last``.  A response with an
+    error status fills its slot with zero words and sets ``error`` on each of them.
+
+    Parameters
+    ----------
+    slots : int
+        Outstanding reads (power of two, 2..16).
+    tag_base : int
+        First HTAX tag (a multiple of ``slots``); responses are routed here by tag.
+    htax_port, host_port : int
+
+    Members
+    -------
+    reads : In(stream.Signature(RmaRead))
+    tx : Out(HtaxPacketSignature())
+        The READs.
+    rsp : In(HtaxPacketSignature())
+        RESPONSE packets with this engine's tags; always ready (a slot is reserved before its read).
+    data : Out(stream.Signature(RmaReadData))
+    """
+
     def __init__(self, *, slots, tag_base, htax_port, host_port):
         self.slots = check_pow2("slots", slots, 2, 16)
         self.tag_base = check_int("tag_base", tag_base, 0, 32 - slots)

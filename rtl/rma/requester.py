@@ -1,56 +1,11 @@
-"""RMA requester: one command descriptor -> network packets, DMA reads of put data and requester
-notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
-
-The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
-:class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID beyond ``vpids``
-(``ATU_FAULT``), a put or get whose local or remote range crosses a 4 KiB page, or whose local and
-remote start differ inside a 64-byte line, ends here with a requester notification carrying the error
-(whatever the modifier bits say) and ``error_incr``.
-
-Translation (ch. 5.3, 7.5.5): the requester translates the local NLA only, and only a put's (the data
-it reads); a get's local NLA is translated by the origin's completer when the data arrives, the remote
-NLAs by the target's completer and responder.  For a VPID with its ``phys`` bit the address is physical
-(table 7-7) and used as it is; otherwise the local page (``local_qw >> 9``) is translated for a read
-through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
-page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
-requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
-does not count it.  ``xbusy`` is high from the translation request until the put's last word has been
-read (:class:`~rtl.rma.ats_client.RmaAtsClient`, flush rule).
-
-Otherwise:
-
-* put: the data is read in 64-byte-line segments through :class:`~rtl.rma.reader.RmaReader` (reads run
-  ahead of the packets, up to its slots) and leaves as one packet per segment to the target's completer;
-  after the last word, a requester notification if ``req_notify``.  A read that fails (error status)
-  sends zero words in its place and ends the put with a ``DMA_ERROR`` requester notification, whatever
-  the bits say, and ``error_incr``;
-* get, lock: one request packet to the target's responder;
-* immediate put: one packet with the descriptor's payload as its payload word;
-* notification put: one packet with the payload in the command words.
-
-Every packet is a network header, the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
-and the payload.
-
-Members
--------
-cmds : In(stream.Signature(RmaCommandIn))
-net_tx : Out(NetStreamSignature())
-reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
-    To and from the read engine.
-notes : Out(stream.Signature(RmaNoteRequest))
-xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
-xbusy : Out(1)
-    To and from the ATS client.
-phys : In(vpids) ; node_id : In(NODE_BITS)
-put_incr, get_incr, error_incr : Out(1)
-"""
+"""The RMA requester (:class:`RmaRequester`) and its command layout."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import PPN_BITS
-from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
+from rtl.common.net import NODE_BITS, NetStreamSignature, NetUnit
 from rtl.common.params import check_pow2
 
 from .ats_client import RmaXlateRequest, RmaXlateResult
@@ -59,14 +14,15 @@ from .formats import (
     RmaCommand,
     RmaDescriptor,
     RmaError,
-    RmaNetDescriptor,
     RmaNetFields,
     RmaNotifyClass,
     RmaPageOffset,
     RmaPutGetOperands,
 )
 from .notifier import RmaNoteRequest
+from .packet_tx import RmaPacketTx
 from .reader import RmaRead, RmaReadData
+from .translate import RmaTranslateStep
 
 __all__ = ["RmaRequester", "RmaCommandIn"]
 
@@ -74,6 +30,59 @@ RmaCommandIn = data.StructLayout({"vpid": RMA_VPID_BITS, "irq": 1, "offset": Rma
 
 
 class RmaRequester(wiring.Component):
+    """RMA requester: one command descriptor -> network packets, DMA reads of put data and requester
+    notifications (dissertation ch. 7.5.1-7.5.3, 7.5.6).
+
+    The descriptor (:class:`RmaCommandIn`: the store's VPID, interrupt bit and page offset, and the 128-bit
+    :class:`~rtl.rma.formats.RmaDescriptor`) is checked first.  An unknown command, a VPID beyond ``vpids``
+    (the store's, or a put-class command's destination: ``ATU_FAULT``), a put or get whose local or remote
+    range crosses a 4 KiB page, or whose local and remote start differ inside a 64-byte line, ends here
+    with a requester notification carrying the error (whatever the modifier bits say) and ``error_incr``
+    (``docs/rma.md``, "Requester errors").
+
+    Translation (ch. 5.3, 7.5.5): the requester translates the local NLA only, and only a put's (the data
+    it reads); a get's local NLA is translated by the origin's completer when the data arrives, the remote
+    NLAs by the target's completer and responder.  For a VPID with its ``phys`` bit the address is physical
+    (table 7-7) and used as it is; otherwise the local page (``local_qw >> 9``) is translated for a read
+    through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
+    page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
+    requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
+    does not count it.  The handshake and ``xbusy`` (flush rule) are
+    :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the put's last word has been read.
+
+    Otherwise:
+
+    * put: the data is read in 64-byte-line segments through :class:`~rtl.rma.reader.RmaReader` (reads run
+      ahead of the packets, up to its slots) and leaves as one packet per segment to the target's completer;
+      after the last word, a requester notification if ``req_notify``.  A read that fails (error status)
+      sends zero words in its place and ends the put with a ``DMA_ERROR`` requester notification, whatever
+      the bits say, and ``error_incr``;
+    * get, lock: one request packet to the target's responder;
+    * immediate put: one packet with the descriptor's payload as its payload word;
+    * notification put: one packet with the payload in the command words.
+
+    Every packet is a network header, the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
+    and the payload, sent through :class:`~rtl.rma.packet_tx.RmaPacketTx`.
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32).
+
+    Members
+    -------
+    cmds : In(stream.Signature(RmaCommandIn))
+    net_tx : Out(NetStreamSignature())
+    reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
+        To and from the read engine.
+    notes : Out(stream.Signature(RmaNoteRequest))
+    xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+    xbusy : Out(1)
+        To and from the ATS client.
+    phys : In(vpids) ; node_id : In(NODE_BITS)
+    put_incr, get_incr, error_incr : Out(1)
+    """
+
     def __init__(self, *, vpids):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         super().__init__({
@@ -98,7 +107,10 @@ class RmaRequester(wiring.Component):
         error = Signal(RmaError)
         with m.If(cmd.as_value() > RmaCommand.NOTIFICATION_PUT.value):
             m.d.comb += error.eq(RmaError.UNKNOWN_COMMAND)
-        with m.Elif(p.vpid >= self.vpids):
+        # a put-class command to a VPID no node has ends here: its packet would be dropped by the target's
+        # completer unseen; a get or lock to it is refused by the target's responder (DISABLED)
+        requests = is_get | (cmd == RmaCommand.LOCK)
+        with m.Elif((p.vpid >= self.vpids) | (~requests & (d.dst_vpid >= self.vpids))):
             m.d.comb += error.eq(RmaError.ATU_FAULT)
         with m.Elif(sized & ((ops.local_qw[:9] + total > 512) | (d.remote_qw[:9] + total > 512))):
             m.d.comb += error.eq(RmaError.PAGE_CROSSING)
@@ -121,13 +133,14 @@ class RmaRequester(wiring.Component):
             with m.If(rd_off + seg_words(rd_off) == total):
                 m.d.sync += reading.eq(0)
 
-        # packets
+        # packets, through the same emitter as the responder's
         pk_off = Signal(10)
         words = Signal(4)
         m.d.comb += words.eq(Mux(is_put, seg_words(pk_off), cmd == RmaCommand.IMMEDIATE_PUT))
+        m.submodules.packet_tx = ptx = RmaPacketTx()
+        wiring.connect(m, ptx.net_tx, wiring.flipped(self.net_tx))
         spec = Signal(RmaNetFields)
-        hdr = Signal(NetHeader)
-        c = Signal(RmaNetDescriptor)
+        hdr, c = ptx.packets.payload.hdr, ptx.packets.payload.cmd
         m.d.comb += [
             spec.command.eq(cmd), spec.req_notify.eq(a.req_notify), spec.cpl_notify.eq(a.cpl_notify),
             spec.rsp_notify.eq(a.rsp_notify), spec.cache_line.eq(sized & a.cache_line), spec.irq.eq(p.irq),
@@ -140,29 +153,37 @@ class RmaRequester(wiring.Component):
             c.size_m1.eq(Mux(sized, ops.size_m1, 0)), c.offset_qw.eq(Mux(is_put, pk_off, 0)),
             c.arg.eq(Mux(sized, ops.local_qw, Mux(cmd == RmaCommand.IMMEDIATE_PUT, 0, d.op))),
         ]
+        # a put's payload comes from the read engine, an immediate put's word from the descriptor
+        with m.If(is_put):
+            m.d.comb += [ptx.data.valid.eq(self.data.valid), ptx.data.payload.eq(self.data.payload),
+                         self.data.ready.eq(ptx.data.ready)]
+        with m.Else():
+            m.d.comb += [ptx.data.valid.eq(1), ptx.data.payload.data.eq(d.op), ptx.data.payload.last.eq(1)]
         read_err = Signal()                 # a DMA read of this put failed: its words went out as zeros
         fault = Signal()                    # the put's translation failed
         e = self.notes.payload.entry
         m.d.comb += e.error.eq(Mux(read_err, RmaError.DMA_ERROR, Mux(fault, RmaError.ATU_FAULT, error)))
-        m.d.comb += [self.xreq.payload.write.eq(0), self.xreq.payload.vpid.eq(p.vpid),
-                     self.xreq.payload.page.eq(ops.local_qw[9:])]
         m.d.comb += [self.notes.payload.vpid.eq(p.vpid), self.notes.payload.irq.eq(p.irq),
                      e.command.eq(cmd), e.cls.eq(RmaNotifyClass.REQUESTER),
                      e.cache_line.eq(sized & a.cache_line), e.size_m1.eq(Mux(sized, ops.size_m1, 0)),
                      e.peer_vpid.eq(d.dst_vpid), e.peer_node.eq(d.dst_node),
                      e.value.eq(Mux(sized, Cat(Const(0, 3), ops.local_qw), 0))]
 
-        tx = self.net_tx
-        beat = tx.payload
+        # the put's local page (docs/rma.md, "Translation")
+        m.submodules.translate = xl = RmaTranslateStep()
+        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
+        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0), xl.req.payload.vpid.eq(p.vpid),
+                     xl.req.payload.page.eq(ops.local_qw[9:])]
 
         def start():
             m.d.comb += [self.put_incr.eq(is_put | (cmd == RmaCommand.IMMEDIATE_PUT)), self.get_incr.eq(is_get)]
             m.d.sync += reading.eq(is_put)
-            m.next = "HEADER"
+            m.next = "SEND"
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.sync += self.xbusy.eq(0)
+                m.d.comb += xl.idle.eq(1)
                 with m.If(self.cmds.valid):
                     m.next = "CHECK"
             with m.State("CHECK"):
@@ -171,61 +192,32 @@ class RmaRequester(wiring.Component):
                     m.d.comb += self.error_incr.eq(1)
                     m.next = "NOTIFY"
                 with m.Elif(is_put & ~self.phys.bit_select(p.vpid, 1)):
-                    m.d.sync += self.xbusy.eq(1)
+                    m.d.comb += xl.req.valid.eq(1)
                     m.next = "TRANSLATE"
                 with m.Else():
                     start()
             with m.State("TRANSLATE"):
-                m.d.comb += self.xreq.valid.eq(1)
-                with m.If(self.xreq.ready):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                with m.If(self.xrsp.valid):
-                    m.d.sync += ppn.eq(self.xrsp.payload.ppn)
-                    with m.If(self.xrsp.payload.ok):
+                m.d.comb += xl.req.valid.eq(1)
+                with m.If(xl.rsp.valid):
+                    m.d.sync += ppn.eq(xl.rsp.payload.ppn)
+                    with m.If(xl.rsp.payload.ok):
                         start()
                     with m.Else():
                         m.d.comb += self.error_incr.eq(1)
                         m.d.sync += fault.eq(1)
                         m.next = "NOTIFY"
-            with m.State("HEADER"):
+            with m.State("SEND"):
                 # a put packet leaves only once its segment's read is complete (the read engine offers
-                # a slot's words when all of them are in), so its payload never waits for the host:
-                # a completer forwarding it to its HTAX port never holds that port on a DMA read
-                m.d.comb += [tx.valid.eq(~is_put | self.data.valid), beat.data.eq(hdr),
-                             beat.kind.eq(NetBeatKind.HEADER), beat.first.eq(1)]
-                with m.If(tx.valid & tx.ready):
-                    m.next = "CMD0"
-            with m.State("CMD0"):
-                m.d.comb += [tx.valid.eq(1), beat.data.eq(c.as_value()[:64]), beat.kind.eq(NetBeatKind.COMMAND)]
-                with m.If(tx.ready):
-                    m.next = "CMD1"
-            with m.State("CMD1"):
-                m.d.comb += [tx.valid.eq(1), beat.data.eq(c.as_value()[64:]), beat.kind.eq(NetBeatKind.COMMAND),
-                             beat.last.eq(words == 0)]
-                with m.If(tx.ready):
-                    with m.If(is_put):
-                        m.next = "DATA"
-                    with m.Elif(words != 0):
-                        m.next = "IMMEDIATE"
-                    with m.Else():
-                        m.next = "DONE"
-            with m.State("IMMEDIATE"):
-                m.d.comb += [tx.valid.eq(1), beat.data.eq(d.op), beat.kind.eq(NetBeatKind.PAYLOAD), beat.last.eq(1)]
-                with m.If(tx.ready):
-                    m.next = "DONE"
-            with m.State("DATA"):
-                m.d.comb += [tx.valid.eq(self.data.valid), beat.data.eq(self.data.payload.data),
-                             beat.kind.eq(NetBeatKind.PAYLOAD), beat.last.eq(self.data.payload.last),
-                             self.data.ready.eq(tx.ready)]
-                with m.If(self.data.valid & tx.ready & self.data.payload.error):
+                # a slot's words when all of them are in, and holds them), so its payload never waits
+                # for the host: a completer forwarding it to its HTAX port never holds that port on a
+                # DMA read
+                m.d.comb += ptx.packets.valid.eq(~is_put | self.data.valid)
+                with m.If(ptx.data.valid & ptx.data.ready & ptx.data.payload.error):
                     m.d.sync += read_err.eq(1)
-                with m.If(self.data.valid & tx.ready & self.data.payload.last):
+                with m.If(ptx.packets.valid & ptx.packets.ready):
                     m.d.sync += pk_off.eq(pk_off + words)
-                    with m.If(pk_off + words == total):
+                    with m.If(spec.last):
                         m.next = "DONE"
-                    with m.Else():
-                        m.next = "HEADER"
             with m.State("DONE"):
                 m.d.comb += self.error_incr.eq(read_err)
                 with m.If(is_put & a.req_notify | read_err):

@@ -1,45 +1,4 @@
-"""RMA responder: get and lock requests from the network -> DMA reads, lock updates and response
-packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
-
-* get: the remote range is read in 64-byte-line segments through its own
-  :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment; after the last,
-  a responder notification if ``rsp_notify``.
-* lock (FCAA, ch. 7.5.4): :class:`~rtl.rma.lock.RmaLock` applies it to the lock word in the physical
-  lock region (fig. 7-11; never translated); the response carries
-  :class:`~rtl.rma.formats.RmaLockResult`.  The responder handles one request at a time, so every lock
-  operation on a word is atomic with respect to every other (the process must use the NIC for its own
-  locks too, ch. 7.5.4).  A lock number of 1024 or more, or a word beyond ``lock_size``: a
-  ``LOCK_RANGE`` error response.
-
-A read that fails (error status) sends zero words in its place; the get's last response then carries
-``DMA_ERROR`` (the origin's completer writes an error notification) and so does the responder
-notification; a lock whose word cannot be read gets a ``DMA_ERROR`` response and is not applied.
-
-Translation of a get's source (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is
-physical (table 7-7).  Otherwise the page (``dst_qw >> 9``; a get never crosses a page) is translated
-for a read and the reads go to ``ppn << 12 | offset``.  A failed translation is answered with one
-``ATU_FAULT`` error response without data (the origin's completer writes an error notification); no
-responder notification, ``get_incr`` does not count it.  ``xbusy`` is high from the translation request
-until the get's last response has been sent (all its reads have returned then).
-
-A request for a VPID that is disabled gets a ``DISABLED`` error response (counted in
-``refused_incr``); a malformed request (another unit, not two command words, a payload, a command other
-than get and lock) is dropped (``dropped_incr``).
-
-Members
--------
-net_rx : In(NetStreamSignature()) ; net_tx : Out(NetStreamSignature())
-reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
-tx : Out(HtaxPacketSignature())
-    Lock write-backs.
-notes : Out(stream.Signature(RmaNoteRequest))
-xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
-xbusy : Out(1)
-    To and from the ATS client.
-enable, phys : In(vpids) ; node_id : In(NODE_BITS) ; lock_base : In(49) ; lock_size : In(32)
-get_incr, lock_incr, refused_incr, dropped_incr : Out(1)
-    ``lock_incr``: a lock request taken to the lock engine (table 7-8's responder counter).
-"""
+"""The RMA responder (:class:`RmaResponder`)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
@@ -55,12 +14,66 @@ from .lock import RmaLock
 from .notifier import RmaNoteRequest
 from .packet_tx import RmaPacketTx
 from .reader import RmaRead, RmaReadData
+from .translate import RmaTranslateStep
 from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaResponder"]
 
 
 class RmaResponder(wiring.Component):
+    """RMA responder: get and lock requests from the network -> DMA reads, lock updates and response
+    packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
+
+    * get: the remote range is read in 64-byte-line segments through its own
+      :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment; after the last,
+      a responder notification if ``rsp_notify``.
+    * lock (FCAA, ch. 7.5.4): :class:`~rtl.rma.lock.RmaLock` applies it to the lock word in the physical
+      lock region (fig. 7-11; never translated); the response carries
+      :class:`~rtl.rma.formats.RmaLockResult`.  The responder handles one request at a time, and
+      :class:`~rtl.rma.fence.RmaFence` holds its next read until the last write-back reached the
+      transmit arbiter (``docs/rma.md``, "Ordering"), so every lock operation on a word is atomic with
+      respect to every other (the process must use the NIC for its own locks too, ch. 7.5.4).  A lock
+      number of 1024 or more, or a word beyond ``lock_size``: a
+      ``LOCK_RANGE`` error response.
+
+    A read that fails (error status) sends zero words in its place; the get's last response then carries
+    ``DMA_ERROR`` (the origin's completer writes an error notification) and so does the responder
+    notification; a lock whose word cannot be read gets a ``DMA_ERROR`` response and is not applied.
+
+    Translation of a get's source (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is
+    physical (table 7-7).  Otherwise the page (``dst_qw >> 9``; a get never crosses a page) is translated
+    for a read and the reads go to ``ppn << 12 | offset``.  A failed translation is answered with one
+    ``ATU_FAULT`` error response without data (the origin's completer writes an error notification); no
+    responder notification, ``get_incr`` does not count it.  The handshake and ``xbusy`` (flush rule) are
+    :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the get's last response has been
+    sent (all its reads have returned then).
+
+    A request for a VPID that is disabled gets a ``DISABLED`` error response (counted in
+    ``refused_incr``); a malformed request (another unit, not two command words, a payload, a command other
+    than get and lock) is dropped (``dropped_incr``).
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32).
+    htax_port, host_port : int
+        The unit's HTAX port and host memory's.
+
+    Members
+    -------
+    net_rx : In(NetStreamSignature()) ; net_tx : Out(NetStreamSignature())
+    reads : Out(stream.Signature(RmaRead)) ; data : In(stream.Signature(RmaReadData))
+    tx : Out(HtaxPacketSignature())
+        Lock write-backs.
+    notes : Out(stream.Signature(RmaNoteRequest))
+    xreq : Out(stream.Signature(RmaXlateRequest)) ; xrsp : In(stream.Signature(RmaXlateResult, always_ready=True))
+    xbusy : Out(1)
+        To and from the ATS client.
+    enable, phys : In(vpids) ; node_id : In(NODE_BITS) ; lock_base : In(49) ; lock_size : In(32)
+    get_incr, lock_incr, refused_incr, dropped_incr : Out(1)
+        ``lock_incr``: a lock request taken to the lock engine (table 7-8's responder counter).
+    """
+
     def __init__(self, *, vpids, htax_port, host_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         self.htax_port = check_port("htax_port", htax_port)
@@ -113,8 +126,12 @@ class RmaResponder(wiring.Component):
             m.d.sync += rd_off.eq(rd_off + seg_words(rd_off))
             with m.If(rd_off + seg_words(rd_off) == total):
                 m.d.sync += reading.eq(0)
-        m.d.comb += [self.xreq.payload.write.eq(0), self.xreq.payload.vpid.eq(vpid),
-                     self.xreq.payload.page.eq(c.dst_qw[9:])]
+        # the get's source page (docs/rma.md, "Translation")
+        m.submodules.translate = xl = RmaTranslateStep()
+        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
+        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0), xl.req.payload.vpid.eq(vpid),
+                     xl.req.payload.page.eq(c.dst_qw[9:])]
 
         error = Signal(RmaError)
         rerr = Signal()                 # a read of this get failed: zero words went out instead
@@ -135,8 +152,7 @@ class RmaResponder(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += rx.ready.eq(1)
-                m.d.sync += self.xbusy.eq(0)
+                m.d.comb += [rx.ready.eq(1), xl.idle.eq(1)]
                 with m.If(rx.valid):
                     m.d.sync += [hdr.eq(rx.payload.data), ended.eq(0), pk_off.eq(0), rd_off.eq(0), error.eq(0),
                                  rerr.eq(0)]
@@ -172,16 +188,13 @@ class RmaResponder(wiring.Component):
                 with m.Elif(self.phys.bit_select(vpid, 1)):
                     get()
                 with m.Else():
-                    m.d.sync += self.xbusy.eq(1)
+                    m.d.comb += xl.req.valid.eq(1)
                     m.next = "TRANSLATE"
             with m.State("TRANSLATE"):
-                m.d.comb += self.xreq.valid.eq(1)
-                with m.If(self.xreq.ready):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                with m.If(self.xrsp.valid):
-                    m.d.sync += ppn.eq(self.xrsp.payload.ppn)
-                    with m.If(self.xrsp.payload.ok):
+                m.d.comb += xl.req.valid.eq(1)
+                with m.If(xl.rsp.valid):
+                    m.d.sync += ppn.eq(xl.rsp.payload.ppn)
+                    with m.If(xl.rsp.payload.ok):
                         get()
                     with m.Else():
                         m.d.sync += error.eq(RmaError.ATU_FAULT)

@@ -1,38 +1,4 @@
-"""The RMA unit (dissertation ch. 7.5, fig. 7-12): requester, completer and responder on one HTAX port,
-with one pair of network streams per message class.
-
-* :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag; ATS
-  messages to the ATS client;
-* :class:`~rtl.rma.requester.RmaRequester` with its :class:`~rtl.rma.reader.RmaReader` (tags 0..3);
-* :class:`~rtl.rma.responder.RmaResponder` with its reader (tags 16..19);
-* :class:`~rtl.rma.completer.RmaCompleter`;
-* :class:`~rtl.rma.notifier.RmaNotifier`, fed by all three (:class:`~rtl.rma.streams.RmaMerge`);
-* :class:`~rtl.rma.ats_client.RmaAtsClient`: the translations of requester, completer and responder
-  (ch. 5.3, 7.5.5) and the answers to the ATU's flush requests;
-* :class:`~rtl.rma.txarb.RmaTxArbiter`: every HTAX packet the unit sends.
-
-Network classes (``docs/network.md``): ``req_tx``/``req_rx`` carry packets for a responder (get and lock
-requests), ``rsp_tx``/``rsp_rx`` packets for a completer (put data, immediate and notification puts, get
-and lock responses), which a completer always drains without waiting for the network.
-
-A VPID with its ``phys`` bit uses physical addresses (table 7-7); every other VPID's NLAs are
-translated by the ATU at ``atu_port`` (docs/rma.md, "Translation").
-
-Parameters
-----------
-vpids : int
-    VPIDs (power of two, 2..32: 5-bit VPID fields).
-window_base : int
-    Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
-htax_port, host_port, atu_port : int
-    The unit's HTAX port, host memory's and the ATU's; distinct.
-
-Members
--------
-htax : Out(HtaxPortSignature)
-req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignature())
-regs : Out(RmaRegsSignature(vpids))
-"""
+"""The RMA unit (:class:`Rma`)."""
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
@@ -46,8 +12,9 @@ from rtl.common.params import check_int, check_port, check_pow2
 
 from .ats_client import RmaAtsClient
 from .completer import RmaCompleter
+from .fence import RmaFence
 from .notifier import RmaNoteRequest, RmaNotifier
-from .reader import RmaReader
+from .reader import RmaRead, RmaReader
 from .requester import RmaCommandIn, RmaRequester
 from .responder import RmaResponder
 from .rx import RmaRx
@@ -78,6 +45,44 @@ class RmaRegsSignature(wiring.Signature):
 
 
 class Rma(wiring.Component):
+    """The RMA unit (dissertation ch. 7.5, fig. 7-12): requester, completer and responder on one HTAX port,
+    with one pair of network streams per message class.
+
+    * :class:`~rtl.rma.rx.RmaRx`: descriptor stores -> command buffer; DMA read responses by tag; ATS
+      messages to the ATS client;
+    * :class:`~rtl.rma.requester.RmaRequester` with its :class:`~rtl.rma.reader.RmaReader` (tags 0..15);
+    * :class:`~rtl.rma.responder.RmaResponder` with its reader (tags 16..31);
+    * :class:`~rtl.rma.completer.RmaCompleter`;
+    * :class:`~rtl.rma.notifier.RmaNotifier`, fed by all three (:class:`~rtl.rma.streams.RmaMerge`);
+    * :class:`~rtl.rma.ats_client.RmaAtsClient`: the translations of requester, completer and responder
+      (ch. 5.3, 7.5.5) and the answers to the ATU's flush requests;
+    * :class:`~rtl.rma.txarb.RmaTxArbiter`: every HTAX packet the unit sends;
+    * two :class:`~rtl.rma.fence.RmaFence`: the completer's notifications wait for its payload writes,
+      the responder's reads for its lock write-backs (``docs/rma.md``, "Ordering").
+
+    Network classes (``docs/network.md``): ``req_tx``/``req_rx`` carry packets for a responder (get and lock
+    requests), ``rsp_tx``/``rsp_rx`` packets for a completer (put data, immediate and notification puts, get
+    and lock responses), which a completer always drains without waiting for the network.
+
+    A VPID with its ``phys`` bit uses physical addresses (table 7-7); every other VPID's NLAs are
+    translated by the ATU at ``atu_port`` (docs/rma.md, "Translation").
+
+    Parameters
+    ----------
+    vpids : int
+        VPIDs (power of two, 2..32: 5-bit VPID fields).
+    window_base : int
+        Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
+    htax_port, host_port, atu_port : int
+        The unit's HTAX port, host memory's and the ATU's; distinct.
+
+    Members
+    -------
+    htax : Out(HtaxPortSignature)
+    req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignature())
+    regs : Out(RmaRegsSignature(vpids))
+    """
+
     def __init__(self, *, vpids, window_base, htax_port, host_port, atu_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         check_int("window_base", window_base, 0)
@@ -123,7 +128,10 @@ class Rma(wiring.Component):
         connect(m, rx.rsp1, rs_rd.rsp)
         connect(m, req.reads, rq_rd.reads)
         connect(m, rq_rd.data, req.data)
-        connect(m, rsp.reads, rs_rd.reads)
+        # FCAA atomicity: the responder's reads wait for its lock write-backs (RmaFence)
+        m.submodules.lock_fence = lock_fence = RmaFence(shape=RmaRead)
+        connect(m, rsp.reads, lock_fence.i)
+        connect(m, lock_fence.o, rs_rd.reads)
         connect(m, rs_rd.data, rsp.data)
         connect(m, req.net_tx, split.i)
         connect(m, split.responder, flipped(self.req_tx))
@@ -132,7 +140,10 @@ class Rma(wiring.Component):
         connect(m, net_arb.o, flipped(self.rsp_tx))
         connect(m, flipped(self.req_rx), rsp.net_rx)
         connect(m, flipped(self.rsp_rx), cpl.net_rx)
-        for k, src in enumerate((cpl.notes, rsp.notes, req.notes)):
+        # a put's data before its notification: the completer's notes wait for its writes (RmaFence)
+        m.submodules.cpl_fence = cpl_fence = RmaFence(shape=RmaNoteRequest)
+        connect(m, cpl.notes, cpl_fence.i)
+        for k, src in enumerate((cpl_fence.o, rsp.notes, req.notes)):
             connect(m, src, notes.i[k])
         # and the notifier's look-up and full test from the three note sources
         m.submodules.note_slice = note_slice = RmaSlice(shape=RmaNoteRequest)
@@ -144,11 +155,15 @@ class Rma(wiring.Component):
             connect(m, ats.rsp[k], client.xrsp)
         m.d.comb += [ats.busy.eq(Cat(req.xbusy, cpl.xbusy, rsp.xbusy)), cpl.flush.eq(ats.flush),
                      cpl.stale.eq(ats.stale[1])]
-        # the completer's and the responder's writes go to the arbiter directly: what follows them (the
-        # completer's notification, a flush answer, the lock engine's next read of the same word) leaves
-        # through a slice and so can never overtake them
+        # the fences count the completer's writes and the lock write-backs from the engine to the
+        # arbiter, so a buffer there would keep the order; without one the fences cost no cycle
         connect(m, cpl.tx, tx_arb.i[0])
         connect(m, rsp.tx, tx_arb.i[4])
+
+        def last_moves(s):
+            return s.valid & s.ready & s.payload.last
+        m.d.comb += [cpl_fence.issued.eq(last_moves(cpl.tx)), cpl_fence.arrived.eq(last_moves(tx_arb.i[0])),
+                     lock_fence.issued.eq(last_moves(rsp.tx)), lock_fence.arrived.eq(last_moves(tx_arb.i[4]))]
         names = {1: "nt", 2: "req_rd", 3: "rsp_rd", 5: "ats"}
         for k, src in ((1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (5, ats.tx)):
             tx_slice = RmaSlice(shape=HtaxBeat)

@@ -1,29 +1,4 @@
-"""RMA receive side of the HTAX port: descriptor stores into the command buffer, DMA read responses to
-the requester's or the responder's read engine (dissertation ch. 7.5.1, 7.5.6: "the requester features
-a command buffer to de-couple the HyperTransport interface respectively the CPU from the network"), ATS
-messages (translation responses, flush requests; ch. 5.3, fig. 5-10) to the ATS client.
-
-A descriptor is a posted WRITE of two whole words to a 16-byte-aligned address of the ``rma`` window
-(fig. 7-6); the address gives VPID, interrupt bit and :class:`~rtl.rma.formats.RmaPageOffset`.  Any other
-posted or non-posted packet is consumed and counted in ``dropped_incr`` (a READ gets no response).
-RESPONSE packets go by tag: ``tag_split`` and above to ``rsp1`` (responder), below to ``rsp0``.  An ATS
-packet (``cmd`` ATS, one beat, status OK) goes to ``ats``; a longer one or one with an error status is
-consumed and counted.
-
-Members
--------
-rx : In(HtaxLinkSignature)
-    ``ready`` is 1 on every VC but posted; on posted it is the command buffer's room between packets
-    and 1 inside a posted one (registered state only).  It falls only when a posted beat moves: inside a
-    packet of another VC it is the buffer's room too, so the switch never commits a posted header on a
-    ``ready`` that then falls (the fresh ``ready`` rule, ``docs/htax.md``).
-cmds : Out(stream.Signature(RmaCommandIn))
-rsp0, rsp1 : Out(HtaxPacketSignature())
-    Responses; the read engines are always ready.
-ats : Out(stream.Signature(AtsMessage, always_ready=True))
-    The ATS client takes every message (it is ready on the ATS VC at all times).
-dropped_incr : Out(1)
-"""
+"""The RMA unit's HTAX receive side (:class:`RmaRx`)."""
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
@@ -40,6 +15,51 @@ __all__ = ["RmaRx"]
 
 
 class RmaRx(wiring.Component):
+    """RMA receive side of the HTAX port: descriptor stores into the command buffer, DMA read responses to
+    the requester's or the responder's read engine (dissertation ch. 7.5.1, 7.5.6: "the requester features
+    a command buffer to de-couple the HyperTransport interface respectively the CPU from the network"), ATS
+    messages (translation responses, flush requests; ch. 5.3, fig. 5-10) to the ATS client.
+
+    A descriptor is a posted WRITE of two whole words to a 16-byte-aligned address of the ``rma`` window
+    (fig. 7-6); the address gives VPID, interrupt bit and :class:`~rtl.rma.formats.RmaPageOffset`.  Any other
+    posted or non-posted packet is consumed and counted in ``dropped_incr`` (a READ gets no response).
+    RESPONSE packets go by tag: ``tag_split`` and above to ``rsp1`` (responder), below to ``rsp0``.  An ATS
+    packet (``cmd`` ATS, one beat, status OK) goes to ``ats``; a longer one or one with an error status is
+    consumed and counted.
+
+    Rule (``docs/rma.md``, "Ordering"): responses are never blocked behind requests.  The non-posted,
+    response and ATS VCs are ready in every cycle, whatever the command buffer holds, and a read
+    response's header reaches its read engine in the cycle it moves; only the posted VC (descriptor
+    stores) waits for the buffer.  The answers to the unit's own DMA reads, which drain the buffer, so
+    never wait behind a store that waits for it.  ``formal/rma.py`` (``rx_responses``) proves it; a
+    buffer with one ``ready`` for every VC in front of this block breaks it (``tests/rma/test_order.py``).
+
+    Parameters
+    ----------
+    vpid_bits : int
+        VPID bits of the store address (1..5).
+    window_base : int
+        Absolute base of the ``rma`` window (aligned to ``2**(12 + vpid_bits + 1)``).
+    tag_split : int
+        Responses with this tag and above go to ``rsp1``.
+    depth : int
+        Command buffer entries (1..64).
+
+    Members
+    -------
+    rx : In(HtaxLinkSignature)
+        ``ready`` is 1 on every VC but posted; on posted it is the command buffer's room between packets
+        and 1 inside a posted one (registered state only).  It falls only when a posted beat moves: inside a
+        packet of another VC it is the buffer's room too, so the switch never commits a posted header on a
+        ``ready`` that then falls (the fresh ``ready`` rule, ``docs/htax.md``).
+    cmds : Out(stream.Signature(RmaCommandIn))
+    rsp0, rsp1 : Out(HtaxPacketSignature())
+        Responses; the read engines are always ready.
+    ats : Out(stream.Signature(AtsMessage, always_ready=True))
+        The ATS client takes every message (it is ready on the ATS VC at all times).
+    dropped_incr : Out(1)
+    """
+
     def __init__(self, *, vpid_bits, window_base, tag_split, depth=4):
         self.vpid_bits = check_int("vpid_bits", vpid_bits, 1, 5)
         self.window_bits = 12 + vpid_bits + 1
