@@ -25,13 +25,13 @@ from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Fragment, Module, Signal
 from amaranth.lib import data
 
-from fpga.formal import Proof
 from rtl.common.htax import HtaxCmd, HtaxVC
 from rtl.common.htax_rules import link_rules
 from rtl.common.stream_rules import stream_rules
 from rtl.rma.fence import RmaFence
 from rtl.rma.rx import RmaRx
 from rtl.rma.streams import RmaSlice
+from sim.formal import Proof
 
 __all__ = ["FenceProperties", "BufferedFenceProperties", "RxProperties", "order_rule", "arrival_rule",
            "responses_rule", "proofs"]
