@@ -26,7 +26,8 @@ from amaranth.lib.wiring import Out
 from rtl.atu import atu_from_config
 from rtl.atu import connect_regs as connect_atu_regs
 from rtl.common.htax import HtaxPortSignature, expose_port
-from rtl.common.params import check_distinct, check_int
+from rtl.common.params import check_int
+from rtl.common.portplan import HtaxPortPlan
 from rtl.htax import from_config as htax_from_config
 from rtl.netlayer import NetworkLayer, PhySignature
 from rtl.netport import NIC_SINKS, NIC_SOURCES
@@ -47,13 +48,17 @@ def nic_ports(cfg):
     Raises
     ------
     ValueError
-        The ports are not distinct switch ports, the units disagree on the host port, or ``[atu]
-        fu_ports`` is not ``[rma htax_port]`` (an ATS flush waits for every FU listed).
+        The ports are not distinct switch ports (:class:`~rtl.common.portplan.HtaxPortPlan`), the units
+        disagree on the host port, or ``[atu] fu_ports`` is not ``[rma htax_port]`` (an ATS flush waits
+        for every FU listed).
     """
     host = cfg["rma"]["host_port"]
     ports = {"host": host, "regs": cfg["regs"]["htax_port"], "atu": cfg["atu"]["htax_port"],
              "rma": cfg["rma"]["htax_port"], "velo": cfg["velo"]["htax_port"]}
-    check_distinct("host, register file, ATU, RMA and VELO HTAX ports", list(ports.values()))
+    if max(ports.values()) >= cfg["htax"]["ports"]:
+        raise ValueError(f"[htax] ports must be more than the highest HTAX port the NIC uses "
+                         f"({sorted(ports.values())}), not {cfg['htax']['ports']}")
+    HtaxPortPlan(ports=cfg["htax"]["ports"], units=ports)
     for unit in ("regs", "atu", "velo"):
         if cfg[unit]["host_port"] != host:
             raise ValueError(f"[{unit}] host_port must be the host's port {host} ([rma] host_port), "
@@ -61,9 +66,6 @@ def nic_ports(cfg):
     if list(cfg["atu"]["fu_ports"]) != [ports["rma"]]:
         raise ValueError(f"[atu] fu_ports must be [{ports['rma']}] (the RMA port) in the NIC, "
                          f"not {list(cfg['atu']['fu_ports'])}")
-    if max(ports.values()) >= cfg["htax"]["ports"]:
-        raise ValueError(f"[htax] ports must be more than the highest HTAX port the NIC uses "
-                         f"({sorted(ports.values())}), not {cfg['htax']['ports']}")
     return ports
 
 
@@ -115,10 +117,7 @@ class Nic(wiring.Component):
         for unit, sub in (("regs", rf), ("atu", atu), ("rma", rma), ("velo", velo)):
             wiring.connect(m, sub.htax, sw.ports[ports[unit]])
         expose_port(m, self.htax, sw.ports[ports["host"]])
-        for p in range(cfg["htax"]["ports"]):
-            if p not in ports.values():
-                m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF),
-                             sw.ports[p].rx.ready2.eq(0xF)]
+        HtaxPortPlan(ports=cfg["htax"]["ports"], units=ports).tie_off(m, sw.ports)
 
         # the network port's unit streams, in the order of NIC_SOURCES and NIC_SINKS
         for k, src in enumerate((velo.net_tx, rma.req_tx, rma.rsp_tx)):

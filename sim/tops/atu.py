@@ -20,6 +20,7 @@ from amaranth.lib.wiring import Out
 from rtl.atu import atu_from_config, connect_regs
 from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_choice
+from rtl.common.portplan import HtaxPortPlan
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 
@@ -73,16 +74,14 @@ class AtuSystem(wiring.Component):
         m.submodules.regs = rf = self.regs
         m.submodules.atu = atu = self.atu
         a = cfg["atu"]
-        used = {a["host_port"], cfg["regs"]["htax_port"], a["htax_port"], *atu.fu_ports}
         wiring.connect(m, rf.htax, sw.ports[cfg["regs"]["htax_port"]])
         wiring.connect(m, atu.htax, sw.ports[a["htax_port"]])
         for name, p in [("htax", a["host_port"])] + [(f"fu{p}", p) for p in atu.fu_ports]:
             # the model's tx is what the switch sends to port p, its rx what it sends into the switch
             expose_port(m, getattr(self, name), sw.ports[p])
-        for p in range(cfg["htax"]["ports"]):
-            if p not in used:
-                port = sw.ports[p]
-                m.d.comb += [port.tx.valid.eq(0), port.rx.ready.eq(0xF), port.rx.ready2.eq(0xF)]
+        HtaxPortPlan(ports=cfg["htax"]["ports"], units={
+            "host": a["host_port"], "regs": cfg["regs"]["htax_port"], "atu": a["htax_port"],
+            **{f"fu{p}": p for p in atu.fu_ports}}).tie_off(m, sw.ports)
         fu = getattr(self, f"fu{atu.fu_ports[0]}") if atu.fu_ports else None
         if fu is not None:
             m.d.comb += [self.probe[4].eq(fu.rx.header_moves()), self.probe[5].eq(fu.tx.header_moves())]

@@ -16,6 +16,7 @@ from rtl.atu import atu_from_config
 from rtl.atu import connect_regs as connect_atu_regs
 from rtl.common.htax import HtaxPortSignature, expose_port
 from rtl.common.params import check_distinct, check_int
+from rtl.common.portplan import HtaxPortPlan
 from rtl.htax import from_config as htax_from_config
 from rtl.regs.generate import build as build_regs
 from rtl.rma import connect_regs, rma_from_config
@@ -78,10 +79,8 @@ class RmaSystem(wiring.Component):
             connect_regs(m, rma, rf)
             connect_atu_regs(m, atu, rf)
             expose_port(m, getattr(self, f"htax{n}"), sw.ports[host])
-            for p in range(cfg["htax"]["ports"]):
-                if p not in self.used:
-                    m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF),
-                                 sw.ports[p].rx.ready2.eq(0xF)]
+            HtaxPortPlan(ports=cfg["htax"]["ports"],
+                         units=dict(zip(("host", "regs", "atu", "rma"), self.used, strict=True))).tie_off(m, sw.ports)
         for n, rma in enumerate(rmas):
             peer = rmas[(n + 1) % self.n]
             wiring.connect(m, rma.req_tx, peer.req_rx)

@@ -22,6 +22,7 @@ from amaranth.lib.wiring import In, Out
 from rtl.common.htax import HtaxLinkSignature, HtaxPortSignature, expose_port
 from rtl.common.net import NUM_NET_VCS, NetClass, NetStreamSignature, NetUnit
 from rtl.common.params import check_int
+from rtl.common.portplan import HtaxPortPlan
 from rtl.htax import from_config as htax_from_config
 from rtl.netport import connect_regs as connect_netport_regs
 from rtl.netport import from_config as netport_from_config
@@ -51,9 +52,8 @@ def _node(m, cfg, n, ext):
     wiring.connect(m, velo.htax, sw.ports[velo_port])
     connect_regs(m, velo, rf)
     expose_port(m, ext, sw.ports[host])
-    for p in range(cfg["htax"]["ports"]):
-        if p not in (host, regs_port, velo_port):
-            m.d.comb += [sw.ports[p].tx.valid.eq(0), sw.ports[p].rx.ready.eq(0xF), sw.ports[p].rx.ready2.eq(0xF)]
+    HtaxPortPlan(ports=cfg["htax"]["ports"], units={"host": host, "regs": regs_port, "velo": velo_port}) \
+        .tie_off(m, sw.ports)
     return velo, rf
 
 
