@@ -116,6 +116,8 @@ class HtaxSource(Clocked):
                 self.next_packet(ctx, now) if self.next_packet else None)
             if pkt is not None:
                 self._pkt, self._beats, self._header = pkt, deque(_beats(pkt)), None
+                if not self._beats:
+                    raise ValueError(f"a packet has at least one beat, not {pkt!r}")
         if self._offer is None and self._beats and not (self.rng is not None and self.idle
                                                            and self.rng.random() < self.idle):
             beat = beat_view(self._beats[0])

@@ -16,7 +16,7 @@ from rtl.common.htax import (
     malformed_reason,
     vc_for_cmd,
 )
-from sim.htax_packet import HtaxPacket, HtaxProtocolError, byte_enables, line_write_packet
+from sim.htax_packet import HtaxPacket, HtaxProtocolError, beat_replace, byte_enables, line_write_packet
 from sim.layout import fields, pack
 
 
@@ -106,8 +106,7 @@ def test_codec_round_trip_and_framing():
     assert len(ats.beats()) == 1 and HtaxPacket.from_beats(ats.beats()).ats == ats.ats
     beats = line_write_packet(0, bytes(16), src=0, dst=1).beats()
     with pytest.raises(HtaxProtocolError, match="last flag wrong on beat 0"):
-        HtaxPacket.from_beats([beats[0] & ~(1 << fields(HtaxBeat)["last"][0]) | (1 << fields(HtaxBeat)["last"][0])]
-                              + beats[1:])
+        HtaxPacket.from_beats([beat_replace(beats[0], {"last": 1})] + beats[1:])
     with pytest.raises(HtaxProtocolError, match="needs 2 data words, has 1"):
         HtaxPacket(HtaxCmd.WRITE, length=2, data=[1]).beats()
 

@@ -10,12 +10,11 @@ import random
 
 import cocotb
 
-from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxStatus, HtaxVC
+from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from rtl.config import load
 from sim.host import HostModel, HtaxResponseError
 from sim.htax_bus import HtaxMonitor
-from sim.htax_packet import HtaxPacket
-from sim.layout import fields
+from sim.htax_packet import HtaxPacket, beat_replace
 from sim.runner import tb_params, tb_seed
 from sim.tops.scratch import ID_MAGIC, RAM_OFFSET
 
@@ -215,8 +214,7 @@ async def bad_input_has_defined_outcomes(dut):
     bad = HtaxPacket(HtaxCmd.WRITE, src=0, dst=DUT_PORT, addr=ram_addr(0), length=1, first_be=0xFF,
                      last_be=0, data=[0xDEAD], vc=HtaxVC.POSTED)
     beats = bad.beats()
-    off, _ = fields(HtaxBeat)["word.header.vc"]
-    beats[0] = (beats[0] & ~(3 << off)) | (HtaxVC.ATS.value << off)
+    beats[0] = beat_replace(beats[0], {"word.header.vc": HtaxVC.ATS})
     host.send_beats(beats, HtaxVC.POSTED)
     errors += 1
     await host.write64(ram_addr(0), 0x55)

@@ -251,6 +251,18 @@ def test_htax_sink_catches_framing_errors(beats, message):
         run_sim(dut, bench)
 
 
+def test_htax_source_refuses_an_empty_packet():
+    dut = Wire()
+    src = HtaxSource(dut.i)
+
+    async def bench(ctx):
+        src.send([])
+        await Clock(src).tick(ctx)
+
+    with pytest.raises(ValueError, match=r"^a packet has at least one beat, not \[\]$"):
+        run_sim(dut, bench)
+
+
 class _WithdrawHtax(HtaxSource):
     """Broken on purpose: drops ``valid`` every other cycle, moved or not."""
 
@@ -374,3 +386,21 @@ def test_host_answers_reads_and_applies_writes(reorder):
     assert [r.packet for r in got.packets if r.packet.cmd == HtaxCmd.WRITE] == notes
     assert [p.ats for p in ats] == [0x1234]
     assert [a[1] for a in host.accesses].count(HtaxCmd.READ) == len(expect)
+
+
+def _queue():
+    return Queue(stream.Signature(8), depth=2)
+
+
+@pytest.mark.parametrize("dut, make, message", [
+    (_queue, lambda d: StreamSource(d.i, idle=1.0), "idle must be in [0, 1), not 1.0"),
+    (_queue, lambda d: StreamSink(d.o, stall=-0.1), "stall must be in [0, 1), not -0.1"),
+    (Wire, lambda d: HtaxSink(d.o, stall=1), "stall must be in [0, 1), not 1"),
+    (Wire, lambda d: HtaxHost(d.o, d.i, None, port=0, latency=(5, 2)),
+     "latency must be a range (low, high) with 0 <= low <= high, not (5, 2)"),
+    (Wire, lambda d: HtaxHost(d.o, d.i, None, port=0, post=0), "post must be in (0, 1], not 0"),
+])
+def test_model_parameter_errors(dut, make, message):
+    with pytest.raises(ValueError) as e:
+        make(dut())
+    assert str(e.value) == message
