@@ -233,7 +233,7 @@ def test_responses_blocked_by_a_slice_in_front_of_the_unit(monkeypatch):
     monkeypatch.setattr(test_rma, "Rma", RmaBehindSlice)
     rng = test_rma.seed_rng()
     gates = [test_rma.Gates(), test_rma.Gates()]
-    with pytest.raises(AssertionError, match="the units hang"):
+    with pytest.raises(AssertionError, match=r"^no end after \d+ cycles$"):
         test_rma.run_system(rng, gates, many_puts(rng), ready_p=1.0, reorder=False, watchdog=8000)
 
 
