@@ -112,8 +112,8 @@ class WriterProperties(Elaboratable):
 
 
 class CompleterProperties(Elaboratable):
-    """:class:`VeloCompleter` (``completer`` below, the class by default; a test of the proof builds a
-    broken composition) under any network packets and any mailbox data."""
+    """``completer`` (:class:`VeloCompleter`, or a composition with its ports, such as the broken one of
+    ``tests/velo/test_slot_rule.py``) under any network packets and any mailbox data."""
 
     def __init__(self, completer=VeloCompleter):
         self.completer = completer
