@@ -1,38 +1,4 @@
-"""VELO completer, front half: one network packet -> a slot plan and its payload words (dissertation
-ch. 7.4, fig. 7-5, table 7-1).
-
-The header is taken in ``IDLE``; its destination VPID addresses every per-VPID look-up (MSLT, BALT,
-RPLT, WPLT), whose data is there in ``LOOKUP``, the next cycle.  There the packet is judged:
-
-* malformed (another unit, command words, no or more than eight payload words, a fragment beyond the
-  message length) or a destination VPID beyond ``vpids``: ``rejected_incr``, the packet is drained;
-* mailbox disabled: ``rejected_incr``, drained;
-* fewer free slots than it needs (a ring of ``S`` slots holds ``S - 1``; an 8-word packet needs two):
-  ``discarded_incr``, drained;
-* otherwise, as soon as the plan register is free (or freed in this cycle), the write pointer advances
-  (modulo the ring, mask ``{mslt, 6'b111111}``) and the plan -- slot addresses, status words, VPID --
-  goes to ``plan``; the payload words follow into ``words``.
-
-Because the plan and the payload words are handed on, the next packet's header is judged while the
-:class:`~rtl.velo.writer.VeloSlotWriter` still sends the current slots.
-
-Timing: the free-slot check (WPLT read register -> 32-bit subtraction -> zero test of its bits) is the
-longest path, so its result drives only ``plan.valid``, the FSM and ``wp_we``; the plan register,
-``count`` and ``wp_next`` do not wait for it.  The check stays in one cycle: a second one would make the
-planner take ``n + 3`` cycles per packet of ``n`` payload words, one more than the writer's ``n + 2``.
-
-Members
--------
-net_rx : In(stream.Signature(NetBeat))
-plan : Out(stream.Signature(VeloSlotPlan))
-words : Out(stream.Signature(64))
-    The payload words of every planned packet, in order.
-vpid : Out(range(vpids))
-    Address of every per-VPID look-up; data one cycle later.
-enable : In(vpids) ; mslt : In(64) ; balt : In(40) ; rp : In(32) ; wp : In(32)
-wp_we : Out(1) ; wp_next : Out(32)
-discarded_incr, rejected_incr : Out(1)
-"""
+"""VELO completer, front half: a packet's header -> a slot plan (dissertation ch. 7.4)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -56,6 +22,51 @@ class VeloSlotPlan(data.Struct):
 
 
 class VeloSlotPlanner(wiring.Component):
+    """VELO completer, front half: one network packet -> a slot plan and its payload words (dissertation
+    ch. 7.4, fig. 7-5, table 7-1).
+
+    The header is taken in ``IDLE``; its destination VPID addresses every per-VPID look-up (MSLT, BALT,
+    RPLT, WPLT), whose data is there in ``LOOKUP``, the next cycle.  There the packet is judged:
+
+    * malformed (another unit, command words, no or more than eight payload words, a fragment beyond the
+      message length) or a destination VPID beyond ``vpids``: ``rejected_incr``, the packet is drained;
+    * mailbox disabled: ``rejected_incr``, drained;
+    * fewer free slots than it needs (a ring of ``S`` slots holds ``S - 1``; an 8-word packet needs two):
+      ``discarded_incr``, drained;
+    * otherwise, as soon as the plan register is free (or freed in this cycle), the write pointer advances
+      (modulo the ring, mask ``{mslt, 6'b111111}``) and the plan -- slot addresses, status words, VPID --
+      goes to ``plan``; the payload words follow into ``words``.
+
+    Because the plan and the payload words are handed on, the next packet's header is judged while the
+    :class:`~rtl.velo.writer.VeloSlotWriter` still sends the current slots.
+
+    Timing: the free-slot check (WPLT read register -> 32-bit subtraction -> zero test of its bits) is the
+    longest path, so its result drives only ``plan.valid``, the FSM and ``wp_we``; the plan register,
+    ``count`` and ``wp_next`` do not wait for it.  The check stays in one cycle: a second one would make the
+    planner take ``n + 3`` cycles per packet of ``n`` payload words, one more than the writer's ``n + 2``.
+
+    Parameters
+    ----------
+    vpids : int
+        Mailboxes (power of two, 2..32).
+
+    Members
+    -------
+    net_rx : In(stream.Signature(NetBeat))
+        FU-side packets from the network port.
+    plan : Out(stream.Signature(VeloSlotPlan))
+    words : Out(stream.Signature(64))
+        The payload words of every planned packet, in order.
+    vpid : Out(range(vpids))
+        Address of every per-VPID look-up; data one cycle later.
+    enable : In(vpids) ; mslt : In(64) ; balt : In(40) ; rp : In(32) ; wp : In(32)
+        Mailbox enables and the look-up data of ``vpid`` (one cycle after it).
+    wp_we : Out(1) ; wp_next : Out(32)
+        Write-pointer update for ``vpid``.
+    discarded_incr, rejected_incr : Out(1)
+        One-cycle strobes: a packet was discarded (ring full) / rejected.
+    """
+
     def __init__(self, *, vpids):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         super().__init__({

@@ -1,37 +1,4 @@
-"""VELO requester: one posted HTAX WRITE on the ``velo`` window -> one network packet (dissertation
-ch. 7.4, fig. 7-4; split stores ch. 6.4.4, fig. 6-5).
-
-The store's address names destination node, destination VPID and source VPID (above bit 12, so the OS
-decides who talks to whom by mapping pages) and the message length and MTT (bits 6..10).  The HTAX
-packet's own length says how many words arrived: fewer than the address announces means the
-write-combining buffer was flushed early and the store arrived split; bits 5:3 of the address are
-then the part's word offset inside the message.  The requester copies that offset and the message
-length into the VELO header fields (:class:`~rtl.velo.formats.VeloNetFields`), so the completer can
-mark the fragment and software can reassemble it.  Stateless: nothing is kept once a packet has left.
-
-Deviations from the dissertation:
-
-* The requester gives a destination node, not a route: the network port looks the route up
-  (``docs/network.md``), so the RLT is the network port's ``net.route`` table.
-* Packets that are not a VELO store -- not a posted WRITE, outside the window, partial byte enables,
-  words beyond the announced message length -- are consumed and dropped (``dropped_incr``); a READ
-  gets no response, as at the ATU.
-
-Members
--------
-rx : In(HtaxLinkSignature)
-    The HTAX port's receive link.  ``ready`` is 1 on every VC but posted; on posted it is 1 inside a
-    packet and, between packets, room for a whole packet (a network header and 8 words) in the output
-    FIFO: the requester refuses whole packets and never stalls the switch mid-packet (``docs/htax.md``,
-    sink rules), so a full network never holds the host's other traffic at the switch.  Registered
-    state only, never ``valid``/``payload``.
-net_tx : Out(stream.Signature(NetBeat))
-    FU-side network packets: header, then the payload words.
-node_id : In(NODE_BITS)
-    This node's id, the ``src_node`` of every packet.
-sent_incr, dropped_incr : Out(1)
-    One-cycle strobes: a packet was emitted / an HTAX packet was dropped.
-"""
+"""VELO requester: a posted HTAX WRITE on the ``velo`` window -> a network packet (dissertation ch. 7.4)."""
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
@@ -47,8 +14,47 @@ __all__ = ["VeloRequester"]
 
 
 class VeloRequester(wiring.Component):
-    """Parameters: ``vpid_bits``, ``node_bits`` (address field widths), ``window_base`` (absolute base
-    of the ``velo`` window, aligned to its size ``2**(12 + 2 * vpid_bits + node_bits)``)."""
+    """VELO requester: one posted HTAX WRITE on the ``velo`` window -> one network packet (dissertation
+    ch. 7.4, fig. 7-4; split stores ch. 6.4.4, fig. 6-5).
+
+    The store's address names destination node, destination VPID and source VPID (above bit 12, so the OS
+    decides who talks to whom by mapping pages) and the message length and MTT (bits 6..10).  The HTAX
+    packet's own length says how many words arrived: fewer than the address announces means the
+    write-combining buffer was flushed early and the store arrived split; bits 5:3 of the address are
+    then the part's word offset inside the message.  The requester copies that offset and the message
+    length into the VELO header fields (:class:`~rtl.velo.formats.VeloNetFields`), so the completer can
+    mark the fragment and software can reassemble it.  Stateless: nothing is kept once a packet has left.
+
+    Deviations from the dissertation:
+
+    * The requester gives a destination node, not a route: the network port looks the route up
+      (``docs/network.md``), so the RLT is the network port's ``net.route`` table.
+    * Packets that are not a VELO store -- not a posted WRITE, outside the window, partial byte enables,
+      words beyond the announced message length -- are consumed and dropped (``dropped_incr``); a READ
+      gets no response, as at the ATU.
+
+    Parameters
+    ----------
+    vpid_bits, node_bits : int
+        Widths of the address's VPID fields (1..5) and destination-node field (1..18).
+    window_base : int
+        Absolute base of the ``velo`` window, aligned to its size ``2**(12 + 2 * vpid_bits + node_bits)``.
+
+    Members
+    -------
+    rx : In(HtaxLinkSignature)
+        The HTAX port's receive link.  ``ready`` is 1 on every VC but posted; on posted it is 1 inside a
+        packet and, between packets, room for a whole packet (a network header and 8 words) in the output
+        FIFO: the requester refuses whole packets and never stalls the switch mid-packet (``docs/htax.md``,
+        sink rules), so a full network never holds the host's other traffic at the switch.  Registered
+        state only, never ``valid``/``payload``.
+    net_tx : Out(stream.Signature(NetBeat))
+        FU-side network packets: header, then the payload words.
+    node_id : In(NODE_BITS)
+        This node's id, the ``src_node`` of every packet.
+    sent_incr, dropped_incr : Out(1)
+        One-cycle strobes: a packet was emitted / an HTAX packet was dropped.
+    """
 
     rx: In(HtaxLinkSignature())
     net_tx: Out(NetStreamSignature())

@@ -1,34 +1,4 @@
-"""The VELO unit (dissertation ch. 7.4): requester, completer and write-pointer table on one HTAX port
-and one pair of FU streams of the network port, as in the prototype ("they share one bidirectional
-port of the HTAX crossbar ... the same holds true for the Networkport interface").
-
-* :class:`~rtl.velo.requester.VeloRequester`: HTAX ``rx`` -> ``net_tx`` (stateless);
-* :class:`~rtl.velo.completer.VeloCompleter`: ``net_rx`` -> HTAX ``tx``;
-* :class:`~rtl.velo.wplt.VeloWritePointers`: the WPLT storage (``velo.wplt`` is external in the RDL).
-
-Every other register of table 7-1 lives in the register file; ``regs`` carries their ports
-(:class:`VeloRegsSignature`) and :func:`connect_regs` wires them to the generated register file.
-
-Parameters
-----------
-vpids : int
-    Mailboxes (power of two, 2..32: the header's VPID fields are 5 bits, fig. 8-3).
-nodes : int
-    Addressable nodes (power of two, 2..2**18): width of the destination-node address field.
-window_base : int
-    Absolute base address of the ``velo`` window (:class:`rtl.common.addrmap.AddressMap`).
-htax_port, host_port : int
-    The unit's HTAX port (``src`` of slot writes) and the host's (their ``dst``).
-
-Members
--------
-htax : Out(HtaxPortSignature)
-net_tx : Out(stream.Signature(NetBeat))
-    To the network port (one FU source).
-net_rx : In(stream.Signature(NetBeat))
-    From the network port (the VELO sink).
-regs : Out(VeloRegsSignature)
-"""
+"""The VELO unit (dissertation ch. 7.4): requester, completer and WPLT on one HTAX port."""
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
@@ -64,6 +34,40 @@ class VeloRegsSignature(wiring.Signature):
 
 
 class Velo(wiring.Component):
+    """The VELO unit (dissertation ch. 7.4): requester, completer and write-pointer table on one HTAX port
+    and one pair of FU streams of the network port, as in the prototype ("they share one bidirectional
+    port of the HTAX crossbar ... the same holds true for the Networkport interface").
+
+    * :class:`~rtl.velo.requester.VeloRequester`: HTAX ``rx`` -> ``net_tx`` (stateless);
+    * :class:`~rtl.velo.completer.VeloCompleter`: ``net_rx`` -> HTAX ``tx``;
+    * :class:`~rtl.velo.wplt.VeloWritePointers`: the WPLT storage (``velo.wplt`` is external in the RDL).
+
+    Every other register of table 7-1 lives in the register file; ``regs`` carries their ports
+    (:class:`VeloRegsSignature`) and :func:`connect_regs` wires them to the generated register file.
+
+    Parameters
+    ----------
+    vpids : int
+        Mailboxes (power of two, 2..32: the header's VPID fields are 5 bits, fig. 8-3).
+    nodes : int
+        Addressable nodes (power of two, 2..2**18): width of the destination-node address field.
+    window_base : int
+        Absolute base address of the ``velo`` window (:class:`rtl.common.addrmap.AddressMap`).
+    htax_port, host_port : int
+        The unit's HTAX port (``src`` of slot writes) and the host's (their ``dst``).
+
+    Members
+    -------
+    htax : Out(HtaxPortSignature)
+        The unit's HTAX port: stores into the ``velo`` window in, slot writes out.
+    net_tx : Out(stream.Signature(NetBeat))
+        To the network port (one FU source).
+    net_rx : In(stream.Signature(NetBeat))
+        From the network port (the VELO sink).
+    regs : Out(VeloRegsSignature)
+        Register values in, look-up addresses, counter strobes and interrupt events out.
+    """
+
     def __init__(self, *, vpids, nodes, window_base, htax_port, host_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         self.nodes = check_pow2("nodes", nodes, 2, 1 << NODE_BITS)

@@ -1,29 +1,4 @@
-"""VELO write-pointer look-up table (WPLT, dissertation table 7-1): one slot pointer per mailbox.
-
-The register file declares ``velo.wplt`` external, so its storage lives here, next to the completer
-that updates it.  A block RAM of ``vpids`` 32-bit words with two read ports (software, completer; one
-cycle latency) and one write port shared by the completer and software.
-
-The completer's write is registered and lands one cycle later, which keeps the completer's free-slot
-arithmetic out of the RAM's write-address path.  The completer reads a pointer no earlier than two
-cycles after writing it (a planned packet has at least one payload beat before the next header), so it
-always reads the new value.
-
-Deviation: a software write in the cycle the completer's write lands is lost.  Software writes a write
-pointer only while the mailbox is disabled (the driver's open sequence), when the completer never
-writes it.
-
-Members
--------
-sw_r_addr, sw_r_en : In ; sw_r_data : Out(32)
-    The register file's read port (``r_data`` holds while ``r_en`` is low).
-sw_w_addr, sw_w_en, sw_w_data, sw_w_be : In
-    The register file's write port (byte enables of the 64-bit register; bits 0..3 cover ``wp``).
-addr : In(range(vpids)) ; data : Out(32)
-    The completer's read port.
-w_en : In(1) ; w_addr : In(range(vpids)) ; w_data : In(32)
-    The completer's write port.
-"""
+"""VELO write-pointer look-up table (WPLT, dissertation table 7-1)."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
@@ -36,6 +11,38 @@ __all__ = ["VeloWritePointers"]
 
 
 class VeloWritePointers(wiring.Component):
+    """VELO write-pointer look-up table (WPLT, dissertation table 7-1): one slot pointer per mailbox.
+
+    The register file declares ``velo.wplt`` external, so its storage lives here, next to the completer
+    that updates it.  A block RAM of ``vpids`` 32-bit words with two read ports (software, completer; one
+    cycle latency) and one write port shared by the completer and software.
+
+    The completer's write is registered and lands one cycle later, which keeps the completer's free-slot
+    arithmetic out of the RAM's write-address path.  The completer reads a pointer no earlier than two
+    cycles after writing it (a planned packet has at least one payload beat before the next header), so it
+    always reads the new value.
+
+    Deviation: a software write in the cycle the completer's write lands is lost.  Software writes a write
+    pointer only while the mailbox is disabled (the driver's open sequence), when the completer never
+    writes it.
+
+    Parameters
+    ----------
+    vpids : int
+        Mailboxes (power of two, 2..32): the table's depth.
+
+    Members
+    -------
+    sw_r_addr, sw_r_en : In ; sw_r_data : Out(32)
+        The register file's read port (``r_data`` holds while ``r_en`` is low).
+    sw_w_addr, sw_w_en, sw_w_data, sw_w_be : In
+        The register file's write port (byte enables of the 64-bit register; bits 0..3 cover ``wp``).
+    addr : In(range(vpids)) ; data : Out(32)
+        The completer's read port.
+    w_en : In(1) ; w_addr : In(range(vpids)) ; w_data : In(32)
+        The completer's write port.
+    """
+
     def __init__(self, *, vpids):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         a = range(vpids)

@@ -1,21 +1,4 @@
-"""VELO completer, back half: a slot plan and its payload words -> posted HTAX WRITEs (dissertation
-ch. 7.4, fig. 7-5).
-
-Each slot is one WRITE to the plan's slot address: header, status word (:class:`~rtl.velo.formats.
-VeloStatus`), payload words.  An 8-word packet takes two slots, status + 7 words and status + 1 word.
-After the last beat of the last slot the plan is released (``plan.ready``), ``done`` strobes and the
-plan's VPID bit of ``irq`` pulses.  Beats go out back to back: a slot of ``n`` payload words takes
-``n + 2`` cycles of the HTAX link, the bound of the completer's message rate.
-
-Members
--------
-plan : In(stream.Signature(VeloSlotPlan))
-words : In(stream.Signature(64))
-tx : Out(HtaxLinkSignature)
-    Slot writes into the HTAX (posted VC).
-done : Out(1)
-irq : Out(vpids)
-"""
+"""VELO completer, back half: a slot plan and its payload -> posted HTAX WRITEs (dissertation ch. 7.4)."""
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
@@ -31,6 +14,39 @@ __all__ = ["VeloSlotWriter"]
 
 
 class VeloSlotWriter(wiring.Component):
+    """VELO completer, back half: a slot plan and its payload words -> posted HTAX WRITEs (dissertation
+    ch. 7.4, fig. 7-5).
+
+    Each slot is one WRITE to the plan's slot address: header, status word (:class:`~rtl.velo.formats.
+    VeloStatus`), payload words.  An 8-word packet takes two slots, status + 7 words and status + 1 word.
+    After the last beat of the last slot the plan is released (``plan.ready``), ``done`` strobes and the
+    plan's VPID bit of ``irq`` pulses.  Beats go out back to back: a slot of ``n`` payload words takes
+    ``n + 2`` cycles of the HTAX link, the bound of the completer's message rate.
+
+    Rule (ch. 7.4: "a slot is always written using one HT packet, writing of one slot is thus
+    atomic"): a slot's status word and its payload words leave in one posted WRITE, the status word
+    first.  This block joins them: the status word comes with the plan, the words from ``words``,
+    each in the cycle it leaves on ``tx``; the words of a plan are the next ``words`` of ``words``, so
+    the pairing holds whatever buffers keep the order of ``plan``, ``words`` and ``tx``.  Checked by
+    ``formal/velo.py`` (``writer``).
+
+    Parameters
+    ----------
+    vpids : int
+        Mailboxes (power of two, 2..32).
+    htax_port, host_port : int
+        ``src`` and ``dst`` of the slot writes.
+
+    Members
+    -------
+    plan : In(stream.Signature(VeloSlotPlan))
+    words : In(stream.Signature(64))
+    tx : Out(HtaxLinkSignature)
+        Slot writes into the HTAX (posted VC).
+    done : Out(1)
+    irq : Out(vpids)
+    """
+
     def __init__(self, *, vpids, htax_port, host_port):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
         self.htax_port = check_port("htax_port", htax_port)

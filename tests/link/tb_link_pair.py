@@ -140,8 +140,8 @@ async def link_pair(dut):
                          int(dut.a_crc_errors.value), int(dut.b_crc_errors.value),
                          int(dut.a.rx.overflow.value), int(dut.a.tx.ev_protocol.value),
                          int(dut.a.tx.credit_valid.value), int(dut.a.tx.ack_valid.value),
-                         "ack", int(dut.a.tx.ack.value), int(dut.a.tx.ack_seq.value),
-                         int(dut.a.tx.next_seq.value)))
+                         "ack", int(dut.a.tx.ack.value), int(dut.a.tx.replay.ack_seq.value),
+                         int(dut.a.tx.replay.next_seq.value)))
             if hist[-1][7] or hist[-1][8]:
                 for h in list(hist)[-debug:]:
                     dut._log.info(str(h))
