@@ -1,4 +1,4 @@
-"""The register-file runtime: an HTAX target built from a :mod:`rtl.regs.spec` description (ch. 7.2).
+"""The register-file runtime: an HTAX target built from a :mod:`rtl.common.regspec` description (ch. 7.2).
 
 The generated module (``build/regs/<key>/nic_regs.py``, written by :mod:`rtl.regs.exporter` from the
 SystemRDL sources) subclasses :class:`RegisterFile` with the description of the NIC's registers; this
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2
 
 from rtl.common.htax import (
@@ -70,62 +70,11 @@ from rtl.common.htax import (
     malformed,
 )
 from rtl.common.params import check_port, check_pow2
+from rtl.common.regspec import Block, Reg, port_members
 
-from .spec import REG_BITS, Block, Reg
-
-__all__ = ["RegisterFile", "port_members"]
+__all__ = ["RegisterFile"]
 
 WINDOW_BITS_MAX = ADDR_BITS
-
-
-def _flop_members(reg):
-    members = {}
-    for f in reg.fields:
-        if f.role:
-            continue
-        if "r" in f.hw:
-            members[f.name] = Out(f.width)
-        if f.hw_driven or f.we:
-            members[f.name + "_next"] = In(f.width)
-        if f.we:
-            members[f.name + "_we"] = In(1)
-        if f.hwset:
-            members[f.name + "_set"] = In(1)
-        if f.hwclr:
-            members[f.name + "_clr"] = In(1)
-        if f.counter:
-            members[f.name + "_incr"] = In(1)
-        if f.intr:
-            members[f.name + "_event"] = In(f.width)
-        if f.swmod:
-            members[f.name + "_swmod"] = Out(1)
-    return members
-
-
-def _reg_shape(reg):
-    return reg.layout if reg.layout is not None else unsigned(REG_BITS)
-
-
-def port_members(node):
-    """The hardware-port members of a :class:`Reg` or :class:`Block` (a dict; empty: no port)."""
-    if isinstance(node, Reg):
-        if node.storage == "flops":
-            return _flop_members(node)
-        abits = max(1, ceil_log2(node.count))
-        if node.storage == "ram":
-            return {"addr": In(abits), "data": Out(_reg_shape(node))}
-        return {"r_addr": Out(abits), "r_en": Out(1), "r_data": In(_reg_shape(node)),
-                "w_addr": Out(abits), "w_en": Out(1), "w_data": Out(_reg_shape(node)), "w_be": Out(8)}
-    members = {}
-    for child in node.children:
-        sub = port_members(child)
-        if not sub:
-            continue
-        member = Out(wiring.Signature(sub))
-        if child.array and (isinstance(child, Block) or child.storage == "flops"):
-            member = member.array(child.count)
-        members[child.name] = member
-    return members
 
 
 @dataclass
@@ -170,7 +119,7 @@ class RegisterFile(wiring.Component):
 
     Parameters
     ----------
-    regmap : :class:`rtl.regs.spec.Block`
+    regmap : :class:`rtl.common.regspec.Block`
         The top block; offsets are bytes inside the window.
     window_base : int
         Host physical address of the register window (``regs`` in :mod:`rtl.common.addrmap`).

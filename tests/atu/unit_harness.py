@@ -81,11 +81,11 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             start = bool(fl) and fl[0][0] <= cycle
             if start:
                 _, page, tlb, ats = fl.popleft()
-                ctx.set(atu.regs.flush_nla, page)
-                ctx.set(atu.regs.flush_tlb, tlb)
-                ctx.set(atu.regs.flush_ats, ats)
-            ctx.set(atu.regs.flush_start, start)
-            ctx.set(atu.regs.gat_data, gat_data)
+                ctx.set(atu.regs.atu.flush.nla, page)
+                ctx.set(atu.regs.atu.flush.tlb, tlb)
+                ctx.set(atu.regs.atu.flush.ats, ats)
+            ctx.set(atu.regs.atu.flush.start, start)
+            ctx.set(atu.regs.atu.gat_base.data.addr, gat_data)
             ctx.set(atu.htax.tx.ready, 0xF)
             ctx.set(atu.htax.rx.valid, bool(cur))
             if cur:
@@ -98,9 +98,9 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                     p_in = HtaxPacket.from_header_beat(beat)
                     if decode_ats(p_in.ats)[0] == AtsCmd.TRANSLATION_REQUEST:
                         stats["ats_in"].append(cycle)
-            if ctx.get(atu.regs.flush_done):
+            if ctx.get(atu.regs.atu.flush.done_set):
                 stats["flush_done"].append(cycle)
-            gat_data = gat_base.get(ctx.get(atu.regs.gat_addr), 0) >> GAT_BASE_SHIFT
+            gat_data = gat_base.get(ctx.get(atu.regs.atu.gat_base.addr), 0) >> GAT_BASE_SHIFT
             if ctx.get(atu.htax.tx.valid):
                 beat = ctx.get(atu.htax.tx.payload.as_value())
                 tx_beats.append(beat)
