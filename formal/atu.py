@@ -52,13 +52,13 @@ class AtuProperties(Elaboratable):
         # the blocks' own invariants come with the "formal" platform; without ``contracts`` the ATU is
         # elaborated without them (they make the end-to-end proof several times slower)
         m.submodules.dut = Fragment.get(dut, platform="formal" if self.contracts else None)
-        rx, tx, regs = dut.htax.rx, dut.htax.tx, dut.regs
+        rx, tx, regs = dut.htax.rx, dut.htax.tx, dut.regs.atu
         m.d.comb += [
             rx.valid.eq(AnySeq(1)), rx.payload.as_value().eq(AnySeq(len(rx.payload.as_value()))),
             tx.ready.eq(AnySeq(4)),
-            regs.flush_nla.eq(AnySeq(len(regs.flush_nla))), regs.flush_tlb.eq(AnySeq(1)),
-            regs.flush_ats.eq(AnySeq(1)), regs.flush_start.eq(AnySeq(1)),
-            regs.gat_data.eq(AnySeq(len(regs.gat_data))),
+            regs.flush.nla.eq(AnySeq(len(regs.flush.nla))), regs.flush.tlb.eq(AnySeq(1)),
+            regs.flush.ats.eq(AnySeq(1)), regs.flush.start.eq(AnySeq(1)),
+            regs.gat_base.data.eq(AnySeq(len(regs.gat_base.data.as_value()))),
         ]
         link_rules(m, rx, Assume, well_formed=True, name="in")
         if not self.contracts:

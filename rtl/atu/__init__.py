@@ -1,6 +1,8 @@
 """The address translation unit (dissertation ch. 5.3-5.6); see ``docs/atu.md``."""
 
-from .atu import Atu, AtuRegsSignature
+from rtl.common.regview import connect_regs
+
+from .atu import REGISTERS, Atu
 from .flush import AtuFlush, FlushControlSignature
 from .formats import AsyncReadSignature, AtuFormats, OfferSignature
 from .gate import AtuGateCheck
@@ -14,7 +16,7 @@ from .tlb import AtuTlb, TlbReadSignature
 from .tx import AtuTxArbiter
 
 __all__ = ["connect_regs",
-           "Atu", "AtuRegsSignature", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
+           "Atu", "REGISTERS", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
            "AtuReadQueue", "AtuGateCheck", "AtuFlush", "AtuTxArbiter", "AtuFormats", "OfferSignature",
            "AsyncReadSignature", "TlbReadSignature", "FlushControlSignature", "Gate", "GatBase", "Nla", "NlaPage",
            "UNITS", "atu_from_config"]
@@ -28,22 +30,6 @@ def atu_from_config(cfg, **overrides):
               htax_port=a["htax_port"], host_port=a["host_port"], fu_ports=tuple(a["fu_ports"]))
     kw.update(overrides)
     return Atu(**kw)
-
-
-def connect_regs(m, atu, rf):
-    """Wire ``atu.regs`` to the generated register file ``rf`` (block ``atu``, flush-done interrupt)."""
-    hw = rf.hw.atu
-    m.d.comb += [
-        atu.regs.flush_nla.eq(hw.flush.nla), atu.regs.flush_tlb.eq(hw.flush.tlb),
-        atu.regs.flush_ats.eq(hw.flush.ats), atu.regs.flush_start.eq(hw.flush.start),
-        atu.regs.flush_vpid.eq(hw.flush.vpid),
-        hw.errors.failed_incr.eq(atu.regs.failed_incr), hw.errors.dropped_incr.eq(atu.regs.dropped_incr),
-        hw.flush.done_set.eq(atu.regs.flush_done),
-        hw.tlb_counters.hits_incr.eq(atu.regs.hits_incr), hw.tlb_counters.misses_incr.eq(atu.regs.misses_incr),
-        hw.flush_counters.tlb_flushes_incr.eq(atu.regs.tlb_flushes_incr),
-        hw.flush_counters.atu_flushes_incr.eq(atu.regs.atu_flushes_incr),
-        hw.gat_base.addr.eq(atu.regs.gat_addr), atu.regs.gat_data.eq(hw.gat_base.data.addr),
-    ]
 
 
 UNITS = {"atu": atu_from_config}

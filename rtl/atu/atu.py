@@ -50,23 +50,26 @@ Members
 -------
 htax : Out(HtaxPortSignature)
     The ATU's HTAX port.
-regs : Out(AtuRegsSignature)
-    Register-file side: flush request fields and strobe, done strobe, counter strobes, GAT base read
-    port.
+regs : Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries))
+    The register file's ``atu`` block (:class:`rtl.common.regview.RegisterView`): the flush request
+    register (``start`` a one-cycle strobe; ``done_set`` sets ``done``), the counter strobes
+    (``errors.failed_incr``: one per translation answered with ``ok = 0``, one cycle after the
+    response entered the output register; ``errors.dropped_incr``: one per packet dropped, docs/regs.md)
+    and the GAT base-address table's synchronous read port (``gat_base.addr``/``data``: data one cycle
+    after the address).
 """
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.lib.wiring import Out, connect, flipped
 
-from rtl.common.ats import VPID_BITS
 from rtl.common.htax import HtaxPortSignature
 from rtl.common.params import check_choice, check_distinct, check_port, check_pow2
+from rtl.common.regview import RegisterView
 
 from .flush import AtuFlush
 from .formats import AtuFormats
 from .gate import AtuGateCheck
-from .layout import GAT_BASE_BITS
 from .lookup import AtuLookup
 from .queue import AtuRequestQueue
 from .rob import AtuReorderBuffer
@@ -74,7 +77,7 @@ from .rx import AtuRxDecoder
 from .tlb import AtuTlb
 from .tx import AtuTxArbiter
 
-__all__ = ["Atu", "AtuRegsSignature", "check_params"]
+__all__ = ["Atu", "REGISTERS", "check_params"]
 
 
 def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request_fifo, vpids, htax_port,
@@ -99,48 +102,9 @@ def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request
     return fu_ports
 
 
-class AtuRegsSignature(wiring.Signature):
-    """The ATU's side of the register file's ATU block (``docs/regs.md``).
-
-    Members
-    -------
-    flush_nla : In(nla_bits)
-    flush_vpid : In(VPID_BITS)
-        VPID carried by the ATS flush requests.
-    flush_tlb, flush_ats, flush_start : In(1)
-        The flush request register (``start`` is a one-cycle strobe).
-    flush_done : Out(1)
-        One-cycle strobe that sets ``flush.done``.
-    hits_incr, misses_incr, tlb_flushes_incr, atu_flushes_incr : Out(1)
-        Counter strobes.
-    failed_incr : Out(1)
-        One strobe per translation answered with ``ok = 0`` (any failed check), one cycle after the
-        response entered the output register.
-    dropped_incr : Out(1)
-        One strobe per packet the ATU drops (ATS messages it does not take, multi-beat ATS packets,
-        flush responses it does not wait for, posted/non-posted packets).
-    gat_addr : Out(gat_bits)
-    gat_data : In(GAT_BASE_BITS)
-        Synchronous read port of the GAT base-address table: data one cycle after the address.
-    """
-
-    def __init__(self, *, nla_bits, gat_bits):
-        super().__init__({
-            "flush_nla": In(nla_bits), "flush_vpid": In(VPID_BITS), "flush_tlb": In(1), "flush_ats": In(1),
-            "flush_start": In(1), "flush_done": Out(1), "hits_incr": Out(1), "misses_incr": Out(1),
-            "tlb_flushes_incr": Out(1), "atu_flushes_incr": Out(1), "failed_incr": Out(1), "dropped_incr": Out(1),
-            "gat_addr": Out(gat_bits), "gat_data": In(GAT_BASE_BITS),
-        })
-
-    def __eq__(self, other):
-        return type(other) is AtuRegsSignature and other.members == self.members
-
-    def __hash__(self):
-        return hash(AtuRegsSignature)
-
-    def __repr__(self):
-        return (f"AtuRegsSignature(nla_bits={self.members['flush_nla'].shape.width}, "
-                f"gat_bits={self.members['gat_addr'].shape.width})")
+#: the part of the register map (``rdl/nic_regs.rdl``) the ATU owns: its block (flush request, counters,
+#: GAT base-address table)
+REGISTERS = ("atu",)
 
 
 class Atu(wiring.Component):
@@ -165,7 +129,7 @@ class Atu(wiring.Component):
         self.set_bits = self.formats.set_bits
         super().__init__({
             "htax": Out(HtaxPortSignature()),
-            "regs": Out(AtuRegsSignature(nla_bits=self.nla_bits, gat_bits=self.formats.gat_bits)),
+            "regs": Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries)),
         })
 
     def elaborate(self, platform):
@@ -210,15 +174,15 @@ class Atu(wiring.Component):
             flush.lookups.eq(lookup.lookups),
         ]
 
-        regs = self.regs
+        regs = self.regs.atu
         m.d.comb += [
-            flush.control.nla.eq(regs.flush_nla), flush.control.vpid.eq(regs.flush_vpid),
-            flush.control.tlb.eq(regs.flush_tlb), flush.control.ats.eq(regs.flush_ats),
-            flush.control.start.eq(regs.flush_start),
-            regs.flush_done.eq(flush.control.done), regs.atu_flushes_incr.eq(flush.control.done),
-            regs.tlb_flushes_incr.eq(flush.invalidate.valid),
-            regs.hits_incr.eq(lookup.hit), regs.misses_incr.eq(lookup.miss),
-            regs.failed_incr.eq(tx.failed), regs.dropped_incr.eq(rx.dropped | flush.dropped),
-            regs.gat_addr.eq(lookup.gat_addr), lookup.gat_data.eq(regs.gat_data),
+            flush.control.nla.eq(regs.flush.nla), flush.control.vpid.eq(regs.flush.vpid),
+            flush.control.tlb.eq(regs.flush.tlb), flush.control.ats.eq(regs.flush.ats),
+            flush.control.start.eq(regs.flush.start),
+            regs.flush.done_set.eq(flush.control.done), regs.flush_counters.atu_flushes_incr.eq(flush.control.done),
+            regs.flush_counters.tlb_flushes_incr.eq(flush.invalidate.valid),
+            regs.tlb_counters.hits_incr.eq(lookup.hit), regs.tlb_counters.misses_incr.eq(lookup.miss),
+            regs.errors.failed_incr.eq(tx.failed), regs.errors.dropped_incr.eq(rx.dropped | flush.dropped),
+            regs.gat_base.addr.eq(lookup.gat_addr), lookup.gat_data.eq(regs.gat_base.data.addr),
         ]
         return m

@@ -4,27 +4,26 @@ Registered through the ``peakrdl.exporters`` entry point (``pyproject.toml``), s
 ``peakrdl amaranth rdl/nic_regs.rdl -o nic_regs.py`` works next to ``peakrdl c-header`` and
 ``peakrdl html``; :mod:`rtl.regs.generate` calls :class:`AmaranthExporter` directly.
 
-The exporter walks the elaborated model with systemrdl-compiler and writes one Python module:
+The exporter reads the elaborated model with :func:`rtl.common.regmap.read_regmap` (which also states
+the supported SystemRDL subset and raises :class:`ExportError` for the rest) and writes one Python
+module:
 
 * a ``data.Struct`` per register (fields at their bit positions, ``rsvd<lsb>`` padding), the shape of
   the units' RAM and external-register ports;
-* ``REGMAP``, the :mod:`rtl.regs.spec` description (blocks, registers, fields with their SystemRDL
+* ``REGMAP``, the :mod:`rtl.common.regspec` description (blocks, registers, fields with their SystemRDL
   properties);
 * a ``RegisterFile`` subclass named after the top addrmap, whose logic is :mod:`rtl.regs.regfile`.
-
-Supported subset (anything else is an error naming the node): 64-bit registers; fields with
-``sw`` rw/r/w/na, ``onread = rclr``, ``onwrite`` woclr/woset, ``hw`` r/w/rw/na, ``we``,
-``hwset``/``hwclr`` (booleans), ``singlepulse``, ``swmod``, ``precedence``, ``counter`` with
-``incrsaturate`` (boolean), ``intr`` (level, non-sticky-field default) with ``enable``; one-dimensional
-arrays; the user properties ``ram`` (reg) and ``rf_role`` (field).
 """
 
-import keyword
+import dataclasses
 import re
 from pathlib import Path
 
-from systemrdl.node import AddrmapNode, FieldNode, RegfileNode, RegNode, RootNode
-from systemrdl.rdltypes import AccessType, OnReadType, OnWriteType, PrecedenceType
+from systemrdl.node import RootNode
+
+from rtl.common.regmap import RegmapError as ExportError
+from rtl.common.regmap import read_regmap
+from rtl.common.regspec import Block, Field
 
 try:
     from peakrdl.plugins.exporter import ExporterSubcommandPlugin
@@ -33,14 +32,11 @@ except ImportError:  # peakrdl CLI not installed: the library API still works
 
 __all__ = ["AmaranthExporter", "AmaranthExporterPlugin", "ExportError"]
 
-_SW = {AccessType.rw: "rw", AccessType.rw1: "rw", AccessType.r: "r", AccessType.w: "w",
-       AccessType.w1: "w", AccessType.na: "na"}
-_HW = {AccessType.rw: "rw", AccessType.rw1: "rw", AccessType.r: "r", AccessType.w: "w",
-       AccessType.w1: "w", AccessType.na: "na"}
-
-
-class ExportError(Exception):
-    pass
+#: the keyword arguments of :class:`~rtl.common.regspec.Field` written when they differ from the default,
+#: in this order (``sw``, ``hw`` and ``reset`` always, ``saturate`` with ``counter``)
+_FIELD_KW = ("sw", "hw", "reset", "onread", "onwrite", "counter", "saturate", "intr", "enable", "hwset", "hwclr",
+             "we", "singlepulse", "swmod", "precedence", "role", "desc")
+_FIELD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Field)}
 
 
 def _camel(parts):
@@ -56,11 +52,9 @@ class AmaranthExporter:
 
     def export(self, node, path, *, class_name=None, window_size=1 << 24, source="", parameters=None):
         top = node.top if isinstance(node, RootNode) else node
-        if not isinstance(top, AddrmapNode):
-            raise ExportError(f"top node must be an addrmap, not {type(top).__name__}")
+        regmap = read_regmap(top)
         self._structs = []
-        self._top = top
-        body = self._block(top, 0, indent=0)
+        body = self._block(regmap, (), indent=0)
         class_name = class_name or _camel([top.inst_name])
         params = dict(parameters or {})
         text = [
@@ -70,8 +64,8 @@ class AmaranthExporter:
             "",
             "from amaranth.lib import data",
             "",
+            "from rtl.common.regspec import Block, Field, Reg",
             "from rtl.regs.regfile import RegisterFile",
-            "from rtl.regs.spec import Block, Field, Reg",
             "",
             f"__all__ = [{class_name!r}, 'REGMAP', 'PARAMETERS', 'WINDOW_SIZE']",
             "",
@@ -79,11 +73,11 @@ class AmaranthExporter:
             f"WINDOW_SIZE = {window_size:#x}",
             "",
         ]
-        for name, fields in self._structs:
+        for name, layout in self._structs:
             text.append("")
             text.append(f"class {name}(data.Struct):")
-            for fname, width in fields:
-                text.append(f"    {fname}: {width}")
+            for fname, fld in layout:
+                text.append(f"    {fname}: {fld.width}")
             text.append("")
         text += ["", f"REGMAP = {body}", "", ""]
         text += [
@@ -102,155 +96,45 @@ class AmaranthExporter:
         Path(path).write_text("\n".join(text))
         return path
 
-    # -- walking ------------------------------------------------------------------------------
-    def _block(self, node, offset, *, indent, offset_is_rel=True):
+    # -- writing the description --------------------------------------------------------------
+    def _block(self, block, path, *, indent):
         pad = "    " * (indent + 1)
         children = []
-        for child in node.children(unroll=False):
-            if isinstance(child, RegNode):
-                children.append(self._reg(child, indent + 1))
-            elif isinstance(child, (RegfileNode, AddrmapNode)):
-                children.append(self._child_block(child, indent + 1))
-            elif isinstance(child, FieldNode):
-                continue
+        for child in block.children:
+            if isinstance(child, Block):
+                children.append(self._block(child, path + (child.name,), indent=indent + 1))
             else:
-                raise ExportError(f"{child.get_path()}: {type(child).__name__} is not supported")
+                children.append(self._reg(child, path + (child.name,), indent + 1))
         inner = ("\n" + pad).join(c + "," for c in children)
-        name = node.inst_name
-        return (f"Block({name!r}, {offset:#x}, (\n{pad}{inner}\n{'    ' * indent}), "
-                f"desc={_text(node.get_property('desc'))!r})")
+        args = [f"{block.name!r}", f"{block.offset:#x}", f"(\n{pad}{inner}\n{'    ' * indent})"]
+        if block.array:
+            args += [f"count={block.count}", f"stride={block.stride:#x}", "array=True"]
+        args.append(f"desc={block.desc!r}")
+        return f"Block({', '.join(args)})"
 
-    def _dims(self, node):
-        if not node.is_array:
-            return 1, 0
-        dims = node.array_dimensions
-        if len(dims) != 1:
-            raise ExportError(f"{node.get_path()}: only one-dimensional arrays are supported, not {dims}")
-        return dims[0], node.array_stride
-
-    def _child_block(self, node, indent):
-        count, stride = self._dims(node)
-        regs = [c for c in node.children(unroll=False)]
-        if (node.is_array and len(regs) == 1 and isinstance(regs[0], RegNode) and not regs[0].is_array
-                and regs[0].raw_address_offset == 0
-                and (regs[0].external or regs[0].get_property("ram", default=False))):
-            # a strided RAM/external array written as a regfile array (C headers need that form for
-            # strides above the register size): one array named after the regfile
-            text = self._reg(regs[0], indent, name=node.inst_name, offset=node.raw_address_offset)
-            return text.replace("count=1, stride=0x8", f"count={count}, stride={stride:#x}", 1) \
-                if "count=" in text else text[:-1] + f", count={count}, stride={stride:#x})"
-
-        inner = self._block(node, node.raw_address_offset, indent=indent)
-        if count > 1 or node.is_array:
-            inner = inner[:-1] + f", count={count}, stride={stride:#x}, array=True)"
-        return inner
-
-    def _reg(self, node, indent, *, name=None, offset=None):
-        path = node.get_path(array_suffix="", empty_array_suffix="")
-        width = node.get_property("regwidth")
-        if width != 64:
-            raise ExportError(f"{path}: registers must be 64 bits wide, not {width}")
-        count, stride = self._dims(node)
-        if not node.is_array:
-            stride = 8
-        ram = bool(node.get_property("ram", default=False))
-        if ram and node.external:
-            raise ExportError(f"{path}: a register cannot be both ram and external")
-        storage = "ram" if ram else ("external" if node.external else "flops")
-        fields = [self._field(f) for f in node.fields()]
-        struct = _camel([p for p in path.split(".")[1:]])
-        layout, pos = [], 0
-        for f in sorted(node.fields(), key=lambda f: f.lsb):
-            if f.lsb > pos:
-                layout.append((f"rsvd{pos}", f.lsb - pos))
-            fname = f.inst_name + ("_" if keyword.iskeyword(f.inst_name) else "")
-            layout.append((fname, f.width))
-            pos = f.lsb + f.width
-        if pos < 64:
-            layout.append((f"rsvd{pos}", 64 - pos))
-        self._structs.append((struct, layout))
+    def _reg(self, reg, path, indent):
+        struct = _camel(path)
+        self._structs.append((struct, sorted(reg.layout, key=lambda item: item[1].offset)))
         pad = "    " * (indent + 1)
-        flist = ("\n" + pad + "    ").join(fields)
-        name = name or node.inst_name
-        offset = node.raw_address_offset if offset is None else offset
-        args = [f"{name!r}", f"{offset:#x}", f"(\n{pad}    {flist}\n{pad})"]
-        if count > 1 or node.is_array:
-            args += [f"count={count}", f"stride={stride:#x}", "array=True"]
-        if storage != "flops":
-            args.append(f"storage={storage!r}")
-        args += [f"layout={struct}", f"desc={_text(node.get_property('desc'))!r}"]
+        flist = ("\n" + pad + "    ").join(self._field(f) for f in reg.fields)
+        args = [f"{reg.name!r}", f"{reg.offset:#x}", f"(\n{pad}    {flist}\n{pad})"]
+        if reg.array or reg.count > 1:
+            args += [f"count={reg.count}", f"stride={reg.stride:#x}"]
+        if reg.array:
+            args.append("array=True")
+        if reg.storage != "flops":
+            args.append(f"storage={reg.storage!r}")
+        args += [f"layout={struct}", f"desc={reg.desc!r}"]
         return f"Reg({', '.join(args)})"
 
     def _field(self, f):
-        path = f.get_path()
-
-        def prop(name):
-            return f.get_property(name)
-
         kw = {}
-        sw = _SW.get(prop("sw"))
-        hw = _HW.get(prop("hw"))
-        if sw is None or hw is None:
-            raise ExportError(f"{path}: access sw={prop('sw')} hw={prop('hw')} is not supported")
-        kw["sw"], kw["hw"] = sw, hw
-        reset = prop("reset")
-        if reset is None:
-            reset = 0
-        if not isinstance(reset, int):
-            raise ExportError(f"{path}: reset must be a constant, not a reference")
-        kw["reset"] = reset
-        onread = prop("onread")
-        if onread is not None:
-            if onread != OnReadType.rclr:
-                raise ExportError(f"{path}: onread={onread.name} is not supported (only rclr)")
-            kw["onread"] = "rclr"
-        onwrite = prop("onwrite")
-        if onwrite is not None:
-            if onwrite not in (OnWriteType.woclr, OnWriteType.woset):
-                raise ExportError(f"{path}: onwrite={onwrite.name} is not supported (woclr, woset)")
-            kw["onwrite"] = onwrite.name
-        if prop("counter"):
-            kw["counter"] = True
-            sat = prop("incrsaturate")
-            if not isinstance(sat, bool):
-                raise ExportError(f"{path}: incrsaturate must be a boolean")
-            kw["saturate"] = sat
-            if prop("incrwidth") not in (None, 1) or prop("incrvalue") not in (None, 1):
-                raise ExportError(f"{path}: only one-cycle strobes that count by 1 are supported")
-            if f.is_down_counter:
-                raise ExportError(f"{path}: down counters are not supported")
-        if prop("intr"):
-            kw["intr"] = True
-            en = prop("enable")
-            mask = prop("mask")
-            if mask is not None:
-                raise ExportError(f"{path}: use enable, not mask, for interrupt masks")
-            if en is not None:
-                if not isinstance(en, FieldNode):
-                    raise ExportError(f"{path}: enable must reference a field")
-                rel = en.get_rel_path(self._top)
-                if "[" in rel:
-                    raise ExportError(f"{path}: enable field {rel} inside an array is not supported")
-                kw["enable"] = tuple(rel.split("."))
-        for b in ("hwset", "hwclr", "we"):
-            v = prop(b)
-            if not isinstance(v, bool):
-                raise ExportError(f"{path}: {b} must be a boolean, not a reference")
-            if v:
-                kw[b] = True
-        for b in ("singlepulse", "swmod"):
-            if prop(b):
-                kw[b] = True
-        if prop("precedence") == PrecedenceType.hw:
-            kw["precedence"] = "hw"
-        role = f.get_property("rf_role", default=None)
-        if role is not None:
-            kw["role"] = role
-        desc = _text(prop("desc") or prop("name"))
-        if desc:
-            kw["desc"] = desc
+        for name in _FIELD_KW:
+            value = getattr(f, name)
+            if name in ("sw", "hw", "reset") or value != _FIELD_DEFAULTS[name] or (name == "saturate" and f.counter):
+                kw[name] = value
         args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
-        return f"Field({f.inst_name!r}, {f.lsb}, {f.width}, {args}),"
+        return f"Field({f.name!r}, {f.lsb}, {f.width}, {args}),"
 
 
 class AmaranthExporterPlugin(ExporterSubcommandPlugin):

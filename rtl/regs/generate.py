@@ -14,7 +14,7 @@ register model (:mod:`sim.regs_model`) compiles the same RDL with the same param
 
 The version register's reset value is the revision the sources were built from:
 ``[regs] revision`` if set (hex), else ``git rev-parse HEAD`` plus a dirty flag for uncommitted
-changes under ``rdl/`` and ``rtl/regs/``.
+changes under ``rdl/``, ``rtl/regs/`` and the register-map modules of ``rtl/common``.
 """
 
 import argparse
@@ -26,18 +26,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rtl.common import regmap, regspec
 from rtl.common.addrmap import RMA_RP_PAGES, USER_PAGE_SIZE, VELO_RP_PAGES, AddressMap
 from rtl.common.params import check_int, check_pow2
+from rtl.common.regmap import RDL, TOP, compile_rdl
 from rtl.config import DEFAULT_PATH, ROOT, load
 
 __all__ = ["RDL", "TOP", "rdl_parameters", "source_revision", "compile_rdl", "generate", "load_module",
            "build"]
 
-RDL = ROOT / "rdl" / "nic_regs.rdl"
-TOP = "nic_regs"
 OUT = ROOT / "build" / "regs"
 DOCS = ROOT / "docs" / "registers.md"
-_GEN_SOURCES = ("exporter.py", "generate.py", "spec.py", "regfile.py")
+_GEN_SOURCES = tuple(Path(__file__).parent / name for name in ("exporter.py", "generate.py", "regfile.py")) \
+    + (Path(regmap.__file__), Path(regspec.__file__))
 _modules = {}
 
 
@@ -46,7 +47,8 @@ def source_revision():
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rdl", "rtl/regs"], cwd=ROOT,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rdl", "rtl/regs",
+                                 "rtl/common/regspec.py", "rtl/common/regmap.py"], cwd=ROOT,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return 0, True
@@ -91,21 +93,12 @@ def rdl_parameters(cfg, *, revision=None):
     }
 
 
-def compile_rdl(parameters, rdl=RDL, top=TOP):
-    """Compile and elaborate ``rdl``; return the systemrdl ``RootNode``."""
-    from systemrdl import RDLCompiler
-
-    rdlc = RDLCompiler()
-    rdlc.compile_file(str(rdl))
-    return rdlc.elaborate(top, parameters=dict(parameters))
-
-
 def _key(parameters, rdl):
     h = hashlib.sha256()
     h.update(Path(rdl).read_bytes())
     h.update(json.dumps(parameters, sort_keys=True).encode())
-    for name in _GEN_SOURCES:
-        h.update((Path(__file__).parent / name).read_bytes())
+    for path in _GEN_SOURCES:
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -7,8 +7,9 @@ from amaranth.utils import exact_log2
 
 from rtl.common.arbiter import PacketArbiter
 from rtl.common.htax import HtaxBeat, HtaxPortSignature
-from rtl.common.net import NODE_BITS, NetStreamSignature
+from rtl.common.net import NetStreamSignature
 from rtl.common.params import check_int, check_port, check_pow2
+from rtl.common.regview import RegisterView
 
 from .ats_client import RmaAtsClient
 from .completer import RmaCompleter
@@ -21,27 +22,12 @@ from .rx import RmaRx
 from .streams import RmaMerge, RmaNetSplit, RmaSlice
 from .txarb import RmaTxArbiter
 
-__all__ = ["Rma", "RmaRegsSignature", "COUNTERS"]
+__all__ = ["Rma", "REGISTERS"]
 
-#: counter strobes of ``regs`` (table 7-8 and this project's error counters)
-COUNTERS = ["req_put", "req_get", "req_error", "rsp_get", "rsp_lock", "rsp_refused", "rsp_dropped", "cpl_put",
-            "cpl_get", "cpl_dropped", "nq_dropped", "rx_dropped", "atu_fault", "atu_flush"]
 READ_SLOTS = 16          # reads in flight per engine: 16 lines cover a ~75-cycle read round trip
-
-
-class RmaRegsSignature(wiring.Signature):
-    """The register-file side of RMA, seen from the unit."""
-
-    def __init__(self, vpids):
-        a = range(vpids)
-        super().__init__({
-            "node_id": In(NODE_BITS), "enable": In(vpids), "phys": In(vpids), "nq_size": In(32),
-            "lock_base": In(49), "lock_size": In(32),
-            "nq_addr": Out(a), "nq_base": In(48), "nq_rp": In(32),
-            "wp_r_addr": In(a), "wp_r_en": In(1), "wp_r_data": Out(32),
-            "wp_w_addr": In(a), "wp_w_en": In(1), "wp_w_data": In(32), "wp_w_be": In(8),
-            **{f"{c}_incr": Out(1) for c in COUNTERS}, "irq": Out(vpids),
-        })
+#: the parts of the register map (``rdl/nic_regs.rdl``) RMA owns: its block, the notification read
+#: pointers, its interrupt status bits, and the node id it reads
+REGISTERS = ("rma", "rma_user", "irq.rma_status.vpid", "net.node.id")
 
 
 class Rma(wiring.Component):
@@ -80,7 +66,9 @@ class Rma(wiring.Component):
     -------
     htax : Out(HtaxPortSignature)
     req_tx, rsp_tx : Out(NetStreamSignature()) ; req_rx, rsp_rx : In(NetStreamSignature())
-    regs : Out(RmaRegsSignature(vpids))
+    regs : Out(RegisterView(REGISTERS, VPIDS=vpids))
+        The register-file ports of :data:`REGISTERS` (:class:`rtl.common.regview.RegisterView`), wired
+        to the register file by :func:`rtl.common.regview.connect_regs`.
     """
 
     def __init__(self, *, vpids, window_base, htax_port, host_port, atu_port):
@@ -99,7 +87,7 @@ class Rma(wiring.Component):
             raise ValueError(f"window_base must be aligned to {1 << bits:#x}, not {window_base:#x}")
         super().__init__({"htax": Out(HtaxPortSignature()), "req_tx": Out(NetStreamSignature()),
                           "rsp_tx": Out(NetStreamSignature()), "req_rx": In(NetStreamSignature()),
-                          "rsp_rx": In(NetStreamSignature()), "regs": Out(RmaRegsSignature(vpids))})
+                          "rsp_rx": In(NetStreamSignature()), "regs": Out(RegisterView(REGISTERS, VPIDS=vpids))})
 
     def elaborate(self, platform):
         m = Module()
@@ -171,21 +159,28 @@ class Rma(wiring.Component):
             connect(m, src, tx_slice.i)
             connect(m, tx_slice.o, tx_arb.i[k])
 
-        r = self.regs
+        r, b = self.regs, self.regs.rma
+        enable = Cat(e.enable for e in b.completer_enable)[:v]
+        phys = Cat(p.phys for p in b.phys_mode)[:v]
+        node_id = r.net.node.id
         m.d.comb += [
-            req.phys.eq(r.phys), req.node_id.eq(r.node_id),
-            rsp.enable.eq(r.enable), rsp.phys.eq(r.phys), rsp.node_id.eq(r.node_id),
-            rsp.lock_base.eq(r.lock_base), rsp.lock_size.eq(r.lock_size),
-            cpl.enable.eq(r.enable), cpl.phys.eq(r.phys),
-            r.nq_addr.eq(nt.vpid), nt.base.eq(r.nq_base), nt.rp.eq(r.nq_rp), nt.size.eq(r.nq_size),
-            nt.sw_r_addr.eq(r.wp_r_addr), nt.sw_r_en.eq(r.wp_r_en), r.wp_r_data.eq(nt.sw_r_data),
-            nt.sw_w_addr.eq(r.wp_w_addr), nt.sw_w_en.eq(r.wp_w_en), nt.sw_w_data.eq(r.wp_w_data),
-            nt.sw_w_be.eq(r.wp_w_be), r.irq.eq(nt.irq),
-            r.req_put_incr.eq(req.put_incr), r.req_get_incr.eq(req.get_incr), r.req_error_incr.eq(req.error_incr),
-            r.rsp_get_incr.eq(rsp.get_incr), r.rsp_lock_incr.eq(rsp.lock_incr), r.rsp_refused_incr.eq(rsp.refused_incr),
-            r.rsp_dropped_incr.eq(rsp.dropped_incr), r.cpl_put_incr.eq(cpl.put_incr),
-            r.cpl_get_incr.eq(cpl.get_incr), r.cpl_dropped_incr.eq(cpl.dropped_incr),
-            r.nq_dropped_incr.eq(nt.dropped_incr), r.rx_dropped_incr.eq(rx.dropped_incr | ats.dropped_incr),
-            r.atu_fault_incr.eq(ats.fault_incr), r.atu_flush_incr.eq(ats.flush_incr),
+            req.phys.eq(phys), req.node_id.eq(node_id),
+            rsp.enable.eq(enable), rsp.phys.eq(phys), rsp.node_id.eq(node_id),
+            rsp.lock_base.eq(b.lock_base.addr), rsp.lock_size.eq(b.lock_size.size),
+            cpl.enable.eq(enable), cpl.phys.eq(phys),
+            # the notification queue's base and read pointer share the notifier's look-up address
+            b.nq_base.addr.eq(nt.vpid), r.rma_user.rp.addr.eq(nt.vpid),
+            nt.base.eq(b.nq_base.data.addr), nt.rp.eq(r.rma_user.rp.data.rp), nt.size.eq(b.nq_size.size),
+            nt.sw_r_addr.eq(b.nq_wp.r_addr), nt.sw_r_en.eq(b.nq_wp.r_en), b.nq_wp.r_data.wp.eq(nt.sw_r_data),
+            nt.sw_w_addr.eq(b.nq_wp.w_addr), nt.sw_w_en.eq(b.nq_wp.w_en), nt.sw_w_data.eq(b.nq_wp.w_data.wp),
+            nt.sw_w_be.eq(b.nq_wp.w_be), r.irq.rma_status.vpid_event.eq(nt.irq),
+            b.requester_counters.put_incr.eq(req.put_incr), b.requester_counters.get_incr.eq(req.get_incr),
+            b.errors.requester_incr.eq(req.error_incr),
+            b.responder_counters.get_incr.eq(rsp.get_incr), b.responder_counters.lock_incr.eq(rsp.lock_incr),
+            b.errors.refused_incr.eq(rsp.refused_incr), b.errors.responder_dropped_incr.eq(rsp.dropped_incr),
+            b.completer_counters.put_incr.eq(cpl.put_incr), b.completer_counters.get_incr.eq(cpl.get_incr),
+            b.errors.completer_dropped_incr.eq(cpl.dropped_incr),
+            b.drops.notifications_incr.eq(nt.dropped_incr), b.drops.htax_incr.eq(rx.dropped_incr | ats.dropped_incr),
+            b.drops.atu_faults_incr.eq(ats.fault_incr), b.drops.atu_flushes_incr.eq(ats.flush_incr),
         ]
         return m

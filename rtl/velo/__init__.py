@@ -1,13 +1,14 @@
 """The VELO unit (dissertation ch. 7.4): small messages from one CPU store to a receive ring."""
 
 from rtl.common.addrmap import AddressMap
+from rtl.common.regview import connect_regs
 
 from .completer import VeloCompleter
 from .requester import VeloRequester
-from .velo import Velo, VeloRegsSignature, connect_regs
+from .velo import REGISTERS, Velo
 from .wplt import VeloWritePointers
 
-__all__ = ["Velo", "VeloRegsSignature", "VeloRequester", "VeloCompleter", "VeloWritePointers", "connect_regs",
+__all__ = ["Velo", "REGISTERS", "VeloRequester", "VeloCompleter", "VeloWritePointers", "connect_regs",
            "velo_from_config", "UNITS"]
 
 

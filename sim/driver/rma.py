@@ -89,7 +89,7 @@ class RmaNode:
         await self.host.read64(self.regs.addr("rma.completer_enable[0]"))
 
     async def counters(self):
-        """Every RMA counter by ``register.field`` name (:data:`rtl.rma.REGISTER_COUNTERS`)."""
+        """Every RMA counter by ``register.field`` name (the ``rma`` block of ``rdl/nic_regs.rdl``)."""
         out = {}
         for reg, fields in (("requester_counters", ("put", "get")), ("responder_counters", ("get", "lock")),
                             ("completer_counters", ("put", "get")),

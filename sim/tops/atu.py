@@ -87,5 +87,5 @@ class AtuSystem(wiring.Component):
             m.d.comb += [self.probe[4].eq(fu.rx.header_moves()), self.probe[5].eq(fu.tx.header_moves())]
         connect_regs(m, atu, rf)
         m.d.comb += self.probe[:4].eq(atu.htax.rx.transfer() | (atu.htax.tx.transfer() << 1)
-                                      | (atu.regs.flush_start << 2) | (atu.regs.flush_done << 3))
+                                      | (atu.regs.atu.flush.start << 2) | (atu.regs.atu.flush.done_set << 3))
         return m

@@ -111,15 +111,15 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             start = bool(fl) and fl[0][0] <= clock.now
             if start:
                 _, page, tlb, ats = fl.popleft()
-                ctx.set(atu.regs.flush_nla, page)
-                ctx.set(atu.regs.flush_tlb, tlb)
-                ctx.set(atu.regs.flush_ats, ats)
-            ctx.set(atu.regs.flush_start, start)
-            ctx.set(atu.regs.gat_data, gat_data)
+                ctx.set(atu.regs.atu.flush.nla, page)
+                ctx.set(atu.regs.atu.flush.tlb, tlb)
+                ctx.set(atu.regs.atu.flush.ats, ats)
+            ctx.set(atu.regs.atu.flush.start, start)
+            ctx.set(atu.regs.atu.gat_base.data.addr, gat_data)
             stats["ats_refused"] += not lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS)
-            if ctx.get(atu.regs.flush_done):
+            if ctx.get(atu.regs.atu.flush.done_set):
                 stats["flush_done"].append(clock.now)
-            gat_data = gat_base.get(ctx.get(atu.regs.gat_addr), 0) >> GAT_BASE_SHIFT
+            gat_data = gat_base.get(ctx.get(atu.regs.atu.gat_base.addr), 0) >> GAT_BASE_SHIFT
             await clock.tick(ctx)
         stats["cycles"] = clock.now
 

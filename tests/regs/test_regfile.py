@@ -6,10 +6,10 @@ import random
 import pytest
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
+from rtl.common.regspec import Block, Field, Reg
 from rtl.config import load
 from rtl.regs.generate import build
 from rtl.regs.regfile import RegisterFile
-from rtl.regs.spec import Block, Field, Reg
 from sim.amsim import Clock, HtaxSink, HtaxSource, run_sim
 from sim.htax_packet import HtaxPacket, line_write_packet
 from sim.regs_model import RegModel

@@ -207,7 +207,11 @@ class RmaBehindSlice(wiring.Component):
             wiring.connect(m, getattr(inner, name), wiring.flipped(getattr(self, name)))
         for name in ("req_rx", "rsp_rx"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(inner, name))
-        wiring.connect(m, wiring.flipped(self.regs), inner.regs)
+        # pass the register ports through member by member (a RegisterView holds arrays of interfaces)
+        outer_regs = dict((path, (member, value)) for path, member, value in self.regs.signature.flatten(self.regs))
+        for path, member, value in inner.regs.signature.flatten(inner.regs):
+            outer = outer_regs[path][1]
+            m.d.comb += outer.eq(value) if member.flow == Out else value.eq(outer)
         return m
 
 

@@ -21,7 +21,7 @@ import random
 from collections import Counter
 
 import pytest
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import Out
@@ -30,7 +30,7 @@ from rtl.atu.layout import GATE_INDEX_BITS
 from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxLinkSignature
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaError, RmaNotifyClass, RmaPageOffset
-from rtl.rma.rma import COUNTERS, Rma
+from rtl.rma.rma import Rma
 from sim.amsim import Clock, HtaxHost, run_sim
 from sim.atu_model import AtuModel, decode_ats, gate_word
 from sim.htax_packet import HtaxPacket
@@ -91,6 +91,19 @@ class Gates:
         self.words[GAT_BASE + 8 * index] = word
 
 
+#: the test's names of the RMA counter strobes: (register, field) of the register file's ``rma`` block
+COUNTERS = {
+    "req_put": ("requester_counters", "put"), "req_get": ("requester_counters", "get"),
+    "req_error": ("errors", "requester"),
+    "rsp_get": ("responder_counters", "get"), "rsp_lock": ("responder_counters", "lock"),
+    "rsp_refused": ("errors", "refused"), "rsp_dropped": ("errors", "responder_dropped"),
+    "cpl_put": ("completer_counters", "put"), "cpl_get": ("completer_counters", "get"),
+    "cpl_dropped": ("errors", "completer_dropped"),
+    "nq_dropped": ("drops", "notifications"), "rx_dropped": ("drops", "htax"),
+    "atu_fault": ("drops", "atu_faults"), "atu_flush": ("drops", "atu_flushes"),
+}
+
+
 class Node(wiring.Component):
     htax_tx: Out(HtaxLinkSignature())           # the unit's tx, seen from the host: host reads it
     htax_rx: Out(HtaxLinkSignature()).flip()
@@ -106,19 +119,22 @@ class Node(wiring.Component):
         m = Module()
         m.submodules.rma = rma = self.rma
         r = rma.regs
+        b = r.rma
         wiring.connect(m, rma.htax.tx, wiring.flipped(self.htax_tx))
         wiring.connect(m, wiring.flipped(self.htax_rx), rma.htax.rx)
-        for name, width, init in (("nq_base", 48, [q.base >> 4 for q in self.queues]),
-                                  ("nq_rp", 32, [q.rp for q in self.queues])):
+        for name, table, field, width, init in (
+                ("nq_base", b.nq_base, "addr", 48, [q.base >> 4 for q in self.queues]),
+                ("nq_rp", r.rma_user.rp, "rp", 32, [q.rp for q in self.queues])):
             m.submodules[name] = mem = Memory(shape=width, depth=VPIDS, init=init)
             port = mem.read_port()
-            m.d.comb += [port.addr.eq(r.nq_addr), getattr(r, name).eq(port.data)]
-        m.d.comb += [r.node_id.eq(self.n), r.nq_size.eq(NQ_SIZE), r.lock_base.eq(LOCKS >> 3),
-                     r.lock_size.eq(VPIDS * PAGE_BYTES), self.irqs.eq(r.irq),
-                     r.enable.eq(sum(int(q.enable) << v for v, q in enumerate(self.queues))),
-                     r.phys.eq(sum(int(q.phys) << v for v, q in enumerate(self.queues)))]
-        for k, c in enumerate(COUNTERS):
-            with m.If(getattr(r, f"{c}_incr")):
+            m.d.comb += [port.addr.eq(table.addr), getattr(table.data, field).eq(port.data)]
+        m.d.comb += [r.net.node.id.eq(self.n), b.nq_size.size.eq(NQ_SIZE), b.lock_base.addr.eq(LOCKS >> 3),
+                     b.lock_size.size.eq(VPIDS * PAGE_BYTES), self.irqs.eq(r.irq.rma_status.vpid_event),
+                     Cat(e.enable for e in b.completer_enable).eq(
+                         sum(int(q.enable) << v for v, q in enumerate(self.queues))),
+                     Cat(p.phys for p in b.phys_mode).eq(sum(int(q.phys) << v for v, q in enumerate(self.queues)))]
+        for k, (reg, field) in enumerate(COUNTERS.values()):
+            with m.If(getattr(getattr(b, reg), f"{field}_incr")):
                 m.d.sync += self.counts[k].eq(self.counts[k] + 1)
         return m
 

@@ -1,17 +1,24 @@
-"""The register-map description the generated register file is built from (dissertation ch. 7.2).
+"""The register-map description (dissertation ch. 7.2): what the register file and the units agree on.
 
-:mod:`rtl.regs.exporter` walks the SystemRDL model and writes a Python module that instantiates these
-classes (one :class:`Field` per RDL field, one :class:`Reg` per register or register array, one
-:class:`Block` per regfile); :class:`rtl.regs.regfile.RegisterFile` turns that description into
-gateware.  The classes validate their arguments so a bad description fails at construction with a
-precise message, not as wrong hardware.
+:mod:`rtl.common.regmap` reads the SystemRDL model into these classes (one :class:`Field` per RDL field,
+one :class:`Reg` per register or register array, one :class:`Block` per regfile);
+:class:`rtl.regs.regfile.RegisterFile` turns the description into gateware, and :func:`port_members`
+gives the hardware ports of any part of it, the register file's ``hw`` member and a unit's register
+view (:class:`rtl.common.regview.RegisterView`) alike.  The classes validate their arguments so a bad
+description fails at construction with a precise message, not as wrong hardware.
 
 Every register is 64 bits wide and 8-byte aligned: one HTAX data word (docs/regs.md).
 """
 
 from dataclasses import dataclass, field
 
-__all__ = ["Field", "Reg", "Block", "REG_BITS", "SW_ACCESS", "HW_ACCESS", "STORAGE", "RF_ROLES"]
+from amaranth.hdl import unsigned
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+__all__ = ["Field", "Reg", "Block", "REG_BITS", "SW_ACCESS", "HW_ACCESS", "STORAGE", "RF_ROLES", "port_members",
+           "port_member"]
 
 REG_BITS = 64
 SW_ACCESS = ("rw", "r", "w", "na")
@@ -195,3 +202,68 @@ class Block:
             raise ValueError(f"block {self.name} has duplicate member {sorted(dup)[0]!r}")
         if self.count > 1 and self.stride <= 0:
             raise ValueError(f"block {self.name} array needs a positive stride, not {self.stride}")
+
+
+def _flop_members(reg):
+    members = {}
+    for f in reg.fields:
+        if f.role:
+            continue
+        if "r" in f.hw:
+            members[f.name] = Out(f.width)
+        if f.hw_driven or f.we:
+            members[f.name + "_next"] = In(f.width)
+        if f.we:
+            members[f.name + "_we"] = In(1)
+        if f.hwset:
+            members[f.name + "_set"] = In(1)
+        if f.hwclr:
+            members[f.name + "_clr"] = In(1)
+        if f.counter:
+            members[f.name + "_incr"] = In(1)
+        if f.intr:
+            members[f.name + "_event"] = In(f.width)
+        if f.swmod:
+            members[f.name + "_swmod"] = Out(1)
+    return members
+
+
+def _reg_shape(reg):
+    return reg.layout if reg.layout is not None else unsigned(REG_BITS)
+
+
+def port_members(node):
+    """The hardware-port members of a :class:`Reg` or :class:`Block` (a dict; empty: no port), in the
+    register file's orientation (``Out``: the register file drives it).
+
+    Member names (docs/regs.md): ``<field>`` (value out), ``<field>_next``/``<field>_we`` (hardware
+    write), ``<field>_set``/``_clr``, ``<field>_incr``, ``<field>_event``, ``<field>_swmod``; a RAM
+    array has ``addr``/``data``, an external one ``r_*``/``w_*``; a block nests its children's.
+    """
+    if isinstance(node, Reg):
+        if node.storage == "flops":
+            return _flop_members(node)
+        abits = max(1, ceil_log2(node.count))
+        if node.storage == "ram":
+            return {"addr": In(abits), "data": Out(_reg_shape(node))}
+        return {"r_addr": Out(abits), "r_en": Out(1), "r_data": In(_reg_shape(node)),
+                "w_addr": Out(abits), "w_en": Out(1), "w_data": Out(_reg_shape(node)), "w_be": Out(8)}
+    members = {}
+    for child in node.children:
+        member = port_member(child)
+        if member is not None:
+            members[child.name] = member
+    return members
+
+
+def port_member(node, members=None):
+    """The member a :class:`Block` or :class:`Reg` is in its parent's signature: ``members`` (default
+    :func:`port_members` of ``node``) as a signature, an array of them for an RDL array of blocks or
+    flip-flop registers; ``None`` when ``node`` has no hardware port."""
+    members = port_members(node) if members is None else members
+    if not members:
+        return None
+    member = Out(wiring.Signature(members))
+    if node.array and (isinstance(node, Block) or node.storage == "flops"):
+        member = member.array(node.count)
+    return member
