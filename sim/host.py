@@ -32,11 +32,11 @@ import random
 from collections import deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import Event, First, RisingEdge, Timer, with_timeout
 
 from rtl.common.htax import MAX_DATA_WORDS, HtaxCmd, HtaxStatus
 
+from .clock import start_clock
 from .host_timing import HostTiming
 from .htax_bus import HtaxSink, HtaxSource, Order
 from .htax_packet import HtaxPacket, line_write_packet
@@ -153,8 +153,8 @@ class HostModel:
     # ------------------------------------------------------------------------------------------
     # life cycle
     def start_clock(self):
-        """Start the DUT clock at the configured frequency."""
-        self._tasks.append(Clock(self.clk, self.period_ns, unit="ns").start())   # a simulator-side clock
+        """Start the DUT clock at the configured frequency (driven by the simulator: :mod:`sim.clock`)."""
+        self._tasks.append(start_clock(self.clk, self.period_ns))
 
     async def reset(self, cycles=4):
         self.dut.rst.value = 1

@@ -30,37 +30,56 @@ Bad input has a defined outcome: a malformed packet is consumed and counted; a R
 offset is answered with status NO_TARGET, a malformed READ with MALFORMED; a WRITE to an unmapped
 offset is dropped and counted; a DMA job whose scratch range exceeds the RAM, or whose host reads come
 back with an error status, completes with the failure bit set.
+
+The target is four blocks joined in :class:`HtaxScratch`: :class:`ScratchReceive` decodes the receive
+link (RAM and register writes, the read to answer, DMA read data), :class:`ScratchRegisters` holds the
+register bank and the error counter, :class:`ScratchDma` runs the DMA jobs (its tags, its chunks, its
+completion interrupt), and :class:`ScratchTransmit` sends the response, the interrupt and the DMA
+packets, in that order of priority, on the transmit link.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
-from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import Out
+from amaranth.lib.memory import Memory, ReadPort, WritePort
+from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import (
+    ADDR_BITS,
     MAX_DATA_WORDS,
+    TAG_BITS,
     HtaxCmd,
     HtaxHeader,
+    HtaxLinkSignature,
     HtaxPortSignature,
     HtaxStatus,
     HtaxVC,
     malformed,
 )
+from rtl.common.htax_rules import link_rules
 from rtl.common.params import check_int, check_port, check_pow2
 
-__all__ = ["HtaxScratch", "UNITS"]
+__all__ = ["HtaxScratch", "ScratchReceive", "ScratchRegisters", "ScratchDma", "ScratchTransmit", "UNITS"]
 
 ID_MAGIC = 0x5C7A
 RAM_OFFSET = 0x8000
 WINDOW_BITS = 16
+INDEX_BITS = WINDOW_BITS - 3        # a register's index: its offset in 64-bit words
 
 REG_ID, REG_SCRATCH, REG_DMA_HOST, REG_DMA_LOCAL, REG_DMA_LEN, REG_DMA_CTRL, REG_DMA_STATUS, \
     REG_MSI_ADDR, REG_ERRORS = range(9)
+#: the registers a write changes (DMA_CTRL is written too, but holds nothing)
+_WRITABLE = {"scratch": REG_SCRATCH, "dma_host": REG_DMA_HOST, "dma_local": REG_DMA_LOCAL,
+             "dma_len": REG_DMA_LEN, "msi_addr": REG_MSI_ADDR}
+_TAGS = 1 << TAG_BITS
 
 
 def _merge(old, new, be):
     """Byte-enable merge of two 64-bit values."""
     return Cat(*(Mux(be[i], new[8 * i:8 * i + 8], old[8 * i:8 * i + 8]) for i in range(8)))
+
+
+def _word_bits(words):
+    return (words - 1).bit_length()
 
 
 class _TxSource(data.Struct):
@@ -69,8 +88,512 @@ class _TxSource(data.Struct):
     reg: 1
 
 
+class _RegWriteSignature(wiring.Signature):
+    """One register write (the data beat of a WRITE into the register bank), from the decoder's side."""
+    def __init__(self):
+        super().__init__({"en": Out(1), "index": Out(INDEX_BITS), "data": Out(64), "be": Out(8)})
+
+
+class _RegReadSignature(wiring.Signature):
+    """The register a READ names and its value, from the decoder's side."""
+    def __init__(self):
+        super().__init__({"index": Out(INDEX_BITS), "data": In(64)})
+
+
+class _DmaStatusSignature(wiring.Signature):
+    """The DMA engine's state the registers show, from the engine's side."""
+    def __init__(self):
+        super().__init__({"busy": Out(1), "done": Out(32), "failed": Out(1)})
+
+
+class _DmaConfigSignature(wiring.Signature):
+    """The DMA registers and the start strobes, from the register bank's side."""
+    def __init__(self):
+        super().__init__({"host": Out(64), "local": Out(64), "length": Out(64), "msi_addr": Out(64),
+                          "start_read": Out(1), "start_write": Out(1)})
+
+
+class _TagSignature(wiring.Signature):
+    """The DMA engine's read tags, from the engine's side: which are in flight and where their data
+    goes; the decoder frees a tag when its response has landed or failed."""
+    def __init__(self, wbits):
+        super().__init__({"busy": Out(_TAGS), "local": Out(data.ArrayLayout(wbits + 1, _TAGS)),
+                          "free": In(1), "free_tag": In(TAG_BITS)})
+
+
+class _RequestSignature(wiring.Signature):
+    """The READ the target answers, from the decoder's side: held from its header until ``done`` (the
+    response's last beat moved)."""
+    def __init__(self):
+        super().__init__({"pending": Out(1), "header": Out(HtaxHeader), "source": Out(_TxSource),
+                          "reg_data": Out(64), "done": In(1)})
+
+
+class _DmaPacketsSignature(wiring.Signature):
+    """What the DMA engine asks the transmitter to send, from the engine's side.
+
+    ``msi``, ``write`` and ``read`` say that an interrupt, a write chunk or a read chunk is due;
+    ``idle`` that the job can complete.  The transmitter answers, in the cycle it starts the packet,
+    with ``took_msi``, ``took_write`` or ``took_read``, or with ``finish`` when it completes the job.
+    """
+    def __init__(self, wbits):
+        super().__init__({
+            "msi": Out(1), "msi_addr": Out(ADDR_BITS), "msi_data": Out(32),
+            "write": Out(1), "read": Out(1), "host": Out(ADDR_BITS), "local": Out(wbits),
+            "chunk": Out(4), "tag": Out(TAG_BITS), "idle": Out(1),
+            "took_msi": In(1), "took_write": In(1), "took_read": In(1), "finish": In(1)})
+
+
+class ScratchReceive(wiring.Component):
+    """The scratch target's receive side: decodes the packets of the receive link (ch. 7.1).
+
+    A WRITE's data beats go to the scratch RAM or, one beat each, to the register bank; a READ is held
+    in ``request`` until its response has left (so a second READ waits on the link: the only VC this
+    target ever refuses); a RESPONSE's data beats land in the RAM where the DMA job put that tag's
+    chunk.  Malformed packets, ATS messages, unmapped offsets and responses nobody asked for are
+    consumed and counted (``error``); a READ among them is answered with an error status.
+
+    Parameters
+    ----------
+    words : int
+        Scratch RAM size in 64-bit words.
+
+    Members
+    -------
+    rx : In(HtaxLinkSignature)
+        The receive link.
+    ram : In(WritePort.Signature)
+        The scratch RAM's write port (byte enables).
+    reg_write : Out(_RegWriteSignature)
+    reg_read : Out(_RegReadSignature)
+        The register a READ header names, and its value (captured with the request).
+    request : Out(_RequestSignature)
+        The READ to answer.
+    tags : In(_TagSignature)
+        The DMA engine's tags: checked against every RESPONSE, freed when one has landed or failed.
+    fail : Out(1)
+        A DMA read came back with an error (or without data): the job fails.
+    error : Out(1)
+        A refused request in this cycle.
+    """
+
+    def __init__(self, *, words):
+        self.words = words
+        wbits = _word_bits(words)
+        super().__init__({
+            "rx": In(HtaxLinkSignature()),
+            "ram": In(WritePort.Signature(addr_width=wbits, shape=64, granularity=8)),
+            "reg_write": Out(_RegWriteSignature()),
+            "reg_read": Out(_RegReadSignature()),
+            "request": Out(_RequestSignature()),
+            "tags": In(_TagSignature(wbits)),
+            "fail": Out(1),
+            "error": Out(1),
+        })
+
+    def _decode(self, off):
+        is_ram = (off >= RAM_OFFSET) & (off < RAM_OFFSET + 8 * self.words)
+        is_reg = off < 8 * (REG_ERRORS + 1)
+        return is_ram, is_reg, off[3:WINDOW_BITS]
+
+    @staticmethod
+    def _offset(h, i):
+        return (h.body.mem.addr[:WINDOW_BITS] + (i << 3))[:WINDOW_BITS]
+
+    def elaborate(self, platform):
+        m = Module()
+        rx, req = self.rx, self.request
+        # Posted writes and responses are always taken (they complete in place, one beat per
+        # cycle).  A non-posted read waits while the previous read's response is still pending,
+        # which is the only reason to refuse a VC here: posted writes and responses pass it.
+        m.d.comb += [rx.ready.eq(Cat(Const(1), ~req.pending, Const(1), Const(1))),
+                     rx.ready2.eq(Cat(Const(1), Const(0), Const(1), Const(1)))]
+
+        hdr = Signal(HtaxHeader)            # the header of the packet whose data beats arrive
+        beat_idx = Signal(4)
+        drop = Signal()
+        in_pkt = Signal()
+        with m.If(rx.transfer()):
+            with m.If(rx.payload.first):
+                m.d.sync += [hdr.eq(rx.payload.word.header), beat_idx.eq(0), in_pkt.eq(~rx.payload.last)]
+                self._header(m, drop)
+            with m.Else():
+                m.d.sync += [beat_idx.eq(beat_idx + 1), in_pkt.eq(~rx.payload.last)]
+                self._data_beat(m, hdr, beat_idx, drop)
+        # the response has left: the next READ may come.  This takes precedence over a header above:
+        # a READ that arrives malformed on another VC in the cycle a response ends is not answered
+        # (only counted); well-formed READs wait on the NONPOSTED VC until then.
+        with m.If(req.done):
+            m.d.sync += req.pending.eq(0)
+        return m
+
+    def _header(self, m, drop):
+        """A header beat moved: remember the READ to answer, check a RESPONSE against the tags."""
+        rx, req, tags = self.rx, self.request, self.tags
+        h = rx.payload.word.header
+        bad = malformed(h)
+        m.d.sync += drop.eq(bad)
+        with m.If(bad):
+            m.d.comb += self.error.eq(1)
+            with m.If(h.cmd == HtaxCmd.READ):
+                m.d.sync += [req.pending.eq(1), req.header.eq(h), req.source.eq(0),
+                             req.header.status.eq(HtaxStatus.MALFORMED)]
+        with m.Elif(h.cmd == HtaxCmd.READ):
+            is_ram, is_reg, reg_index = self._decode(self._offset(h, 0))
+            last_ram, _, _ = self._decode(self._offset(h, h.body.mem.length - 1))
+            m.d.sync += [req.pending.eq(1), req.header.eq(h)]
+            with m.If(is_ram & last_ram):
+                m.d.sync += [req.source.ram.eq(1), req.source.reg.eq(0), req.header.status.eq(HtaxStatus.OK)]
+            with m.Elif(is_reg & (h.body.mem.length == 1)):
+                m.d.sync += [req.source.ram.eq(0), req.source.reg.eq(1), req.header.status.eq(HtaxStatus.OK),
+                             req.reg_data.eq(self.reg_read.data)]
+                m.d.comb += self.reg_read.index.eq(reg_index)
+            with m.Else():
+                m.d.comb += self.error.eq(1)
+                m.d.sync += [req.source.eq(0), req.header.status.eq(HtaxStatus.NO_TARGET)]
+        with m.Elif(h.cmd == HtaxCmd.ATS):
+            m.d.comb += self.error.eq(1)                  # no ATS client here
+        with m.Elif((h.cmd == HtaxCmd.RESPONSE) & (h.status != HtaxStatus.OK)):
+            # a failed DMA read: free the tag, mark the job failed
+            with m.If(tags.busy.bit_select(h.tag, 1)):
+                m.d.comb += [tags.free.eq(1), tags.free_tag.eq(h.tag), self.fail.eq(1)]
+            with m.Else():
+                m.d.comb += self.error.eq(1)
+        with m.Elif((h.cmd == HtaxCmd.RESPONSE) & ~tags.busy.bit_select(h.tag, 1)):
+            m.d.comb += self.error.eq(1)                  # a response nobody asked for
+            m.d.sync += drop.eq(1)
+        with m.Elif((h.cmd == HtaxCmd.RESPONSE) & rx.payload.last):
+            # an OK response without data cannot fill the scratch words: the job fails
+            m.d.comb += [tags.free.eq(1), tags.free_tag.eq(h.tag), self.fail.eq(1), self.error.eq(1)]
+
+    def _data_beat(self, m, hdr, beat_idx, drop):
+        """A data beat of the packet in ``hdr`` moved: write it where the packet goes."""
+        beat, tags = self.rx.payload, self.tags
+        be = Mux(beat_idx == 0, hdr.body.mem.first_be,
+                 Mux(beat_idx == hdr.body.mem.length - 1, hdr.body.mem.last_be, 0xFF))
+        with m.If(~drop & (hdr.cmd == HtaxCmd.WRITE)):
+            off = self._offset(hdr, beat_idx)
+            is_ram, is_reg, reg_index = self._decode(off)
+            with m.If(is_ram):
+                m.d.comb += [self.ram.addr.eq((off - RAM_OFFSET)[3:]), self.ram.data.eq(beat.word.data),
+                             self.ram.en.eq(be)]
+            with m.Elif(is_reg):
+                m.d.comb += [self.reg_write.en.eq(1), self.reg_write.index.eq(reg_index),
+                             self.reg_write.data.eq(beat.word.data), self.reg_write.be.eq(be)]
+            with m.Else():
+                m.d.comb += self.error.eq(1)
+        with m.Elif(~drop & (hdr.cmd == HtaxCmd.RESPONSE)):
+            m.d.comb += [self.ram.addr.eq(tags.local[hdr.tag] + beat_idx), self.ram.data.eq(beat.word.data),
+                         self.ram.en.eq(0xFF)]
+            with m.If(beat.last):
+                m.d.comb += [tags.free.eq(1), tags.free_tag.eq(hdr.tag)]
+
+
+class ScratchRegisters(wiring.Component):
+    """The scratch target's register bank (the address map of this module) and its error counter.
+
+    Writes merge their byte enables; ``DMA_HOST`` and ``MSI_ADDR`` keep 8-byte aligned addresses.  A
+    write to ``DMA_CTRL`` (byte 0 enabled) strobes ``dma.start_read`` / ``dma.start_write``; a write
+    to a read-only register is refused and counted.
+
+    Parameters
+    ----------
+    words : int
+        Scratch RAM size in 64-bit words (read back in ``ID``).
+
+    Members
+    -------
+    write : In(_RegWriteSignature)
+    read : In(_RegReadSignature)
+        ``data`` is the value of register ``index`` in this cycle.
+    dma : Out(_DmaConfigSignature)
+        The DMA registers and the start strobes.
+    status : In(_DmaStatusSignature)
+        The DMA engine's state, read through ``DMA_CTRL`` and ``DMA_STATUS``.
+    error : In(1)
+        A refusal elsewhere in this cycle (counted with this block's own).
+    errors : Out(16)
+        Refused requests (saturating).
+    """
+
+    def __init__(self, *, words):
+        self.words = words
+        super().__init__({
+            "write": In(_RegWriteSignature()),
+            "read": In(_RegReadSignature()),
+            "dma": Out(_DmaConfigSignature()),
+            "status": In(_DmaStatusSignature()),
+            "error": In(1),
+            "errors": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        wr, st = self.write, self.status
+        regs = {n: Signal(64, name=f"reg_{n}") for n in _WRITABLE}
+        m.d.comb += [self.dma.host.eq(regs["dma_host"]), self.dma.local.eq(regs["dma_local"]),
+                     self.dma.length.eq(regs["dma_len"]), self.dma.msi_addr.eq(regs["msi_addr"])]
+
+        refused = Signal()
+        with m.If(wr.en):
+            for name, index in _WRITABLE.items():
+                with m.If(wr.index == index):
+                    new = _merge(regs[name], wr.data, wr.be)
+                    if name in ("dma_host", "msi_addr"):
+                        new = Cat(Const(0, 3), new[3:52])     # 8-byte aligned host addresses
+                    m.d.sync += regs[name].eq(new)
+            with m.If((wr.index == REG_DMA_CTRL) & wr.be[0]):
+                m.d.comb += [self.dma.start_read.eq(wr.data[0]), self.dma.start_write.eq(wr.data[1])]
+            with m.If(~wr.index.matches(*_WRITABLE.values(), REG_DMA_CTRL)):
+                m.d.comb += refused.eq(1)                    # a read-only register
+
+        errors = self.errors
+        with m.If((self.error | refused) & (errors != 0xFFFF)):
+            m.d.sync += errors.eq(errors + 1)
+
+        index = self.read.index
+        m.d.comb += self.read.data.eq(
+            Mux(index == REG_ID, (ID_MAGIC << 48) | self.words,
+            Mux(index == REG_SCRATCH, regs["scratch"],
+            Mux(index == REG_DMA_HOST, regs["dma_host"],
+            Mux(index == REG_DMA_LOCAL, regs["dma_local"],
+            Mux(index == REG_DMA_LEN, regs["dma_len"],
+            Mux(index == REG_DMA_CTRL, st.busy,
+            Mux(index == REG_DMA_STATUS, Cat(st.done, st.failed),
+            Mux(index == REG_MSI_ADDR, regs["msi_addr"], errors)))))))))
+        return m
+
+
+class ScratchDma(wiring.Component):
+    """The scratch target's DMA engine: one job at a time, host -> scratch or scratch -> host.
+
+    A job moves ``DMA_LEN`` words in chunks that never cross a 64-byte line (ch. 6.4.4); reads are in
+    flight under up to ``max_outstanding`` tags at once, each remembering where its data goes.  A job
+    whose scratch range exceeds the RAM moves nothing and fails; one whose reads fail completes with
+    the failure bit.  A job completes when its last chunk has left and every tag has come back; then,
+    if ``MSI_ADDR`` is set, it asks for the completion interrupt.
+
+    Parameters
+    ----------
+    words : int
+        Scratch RAM size in 64-bit words.
+    max_outstanding : int
+        Reads in flight (one tag each, tags ``0 .. max_outstanding - 1``).
+
+    Members
+    -------
+    config : In(_DmaConfigSignature)
+        The DMA registers and the start strobes.
+    status : Out(_DmaStatusSignature)
+    tags : Out(_TagSignature)
+    packets : Out(_DmaPacketsSignature)
+        What is due on the transmit link, and the transmitter's answers.
+    fail : In(1)
+        A read came back failed.
+    error : Out(1)
+        A start refused (while busy, or both directions at once).
+    """
+
+    def __init__(self, *, words, max_outstanding):
+        self.words = words
+        self.max_outstanding = max_outstanding
+        wbits = _word_bits(words)
+        super().__init__({
+            "config": In(_DmaConfigSignature()),
+            "status": Out(_DmaStatusSignature()),
+            "tags": Out(_TagSignature(wbits)),
+            "packets": Out(_DmaPacketsSignature(wbits)),
+            "fail": In(1),
+            "error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        wbits = _word_bits(self.words)
+        cfg, st, pk = self.config, self.status, self.packets
+        # indexed by the whole 5-bit tag space, so a response with a tag never issued finds a
+        # clear busy bit (and is refused) instead of indexing past the end
+        tag_busy, tag_local = self.tags.busy, self.tags.local
+        write_dir = Signal()            # 0: host -> scratch, 1: scratch -> host
+        host = Signal(ADDR_BITS)
+        local = Signal(wbits + 1)
+        left = Signal(17)
+        msi_pending = Signal()
+
+        chunk = Signal(4)
+        m.d.comb += chunk.eq(Mux(left < (MAX_DATA_WORDS - host[3:6]), left, MAX_DATA_WORDS - host[3:6]))
+        free_tag = Signal(range(self.max_outstanding))
+        have_tag = Signal()
+        for t in reversed(range(self.max_outstanding)):     # only the first max_outstanding tags are issued
+            with m.If(~tag_busy[t]):
+                m.d.comb += [free_tag.eq(t), have_tag.eq(1)]
+        m.d.comb += [
+            pk.msi.eq(msi_pending), pk.msi_addr.eq(cfg.msi_addr[:ADDR_BITS]), pk.msi_data.eq(st.done),
+            pk.write.eq(st.busy & (left != 0) & write_dir),
+            pk.read.eq(st.busy & (left != 0) & ~write_dir & have_tag),
+            pk.host.eq(host), pk.local.eq(local[:wbits]), pk.chunk.eq(chunk), pk.tag.eq(free_tag),
+            pk.idle.eq(st.busy & (left == 0) & (tag_busy == 0)),
+        ]
+
+        with m.If(self.tags.free):
+            m.d.sync += tag_busy.bit_select(self.tags.free_tag, 1).eq(0)
+        with m.If(cfg.start_read | cfg.start_write):
+            with m.If(st.busy | (cfg.start_read & cfg.start_write)):
+                m.d.comb += self.error.eq(1)
+            with m.Else():
+                length = cfg.length[:16]
+                in_range = (cfg.local + length) <= self.words
+                m.d.sync += [st.busy.eq(1), write_dir.eq(cfg.start_write), st.failed.eq(~in_range),
+                             host.eq(cfg.host[:ADDR_BITS]), local.eq(cfg.local[:wbits + 1]),
+                             left.eq(Mux(in_range, length, 0))]
+        with m.If(self.fail):
+            m.d.sync += st.failed.eq(1)
+        with m.If(pk.took_write | pk.took_read):
+            m.d.sync += [host.eq(host + (chunk << 3)), local.eq(local + chunk), left.eq(left - chunk)]
+        with m.If(pk.took_read):
+            m.d.sync += [tag_busy.bit_select(free_tag, 1).eq(1), tag_local[free_tag].eq(local)]
+        with m.If(pk.took_msi):
+            m.d.sync += msi_pending.eq(0)
+        with m.If(pk.finish):
+            m.d.sync += [st.busy.eq(0), st.done.eq(st.done + 1), msi_pending.eq(cfg.msi_addr != 0)]
+        return m
+
+
+class ScratchTransmit(wiring.Component):
+    """The scratch target's transmit side: one packet at a time on the transmit link (ch. 7.1).
+
+    When the link is free it starts, in this order, the response to the pending READ (responses must
+    always progress), the completion interrupt, a DMA write chunk, a DMA read chunk, or completes the
+    DMA job.  Data beats come from the scratch RAM (read one beat ahead; the read port's output holds
+    while a beat is stalled) or from the one register value of a register response or an interrupt.
+
+    Parameters
+    ----------
+    words : int
+        Scratch RAM size in 64-bit words.
+    port : int
+        This target's HTAX port (``src`` of what it sends).
+    host_port : int
+        The host's HTAX port (destination of DMA traffic and interrupts).
+
+    Members
+    -------
+    tx : Out(HtaxLinkSignature)
+        The transmit link.
+    ram : In(ReadPort.Signature)
+        The scratch RAM's read port.
+    request : In(_RequestSignature)
+        The READ to answer; ``done`` when its response's last beat moved.
+    dma : In(_DmaPacketsSignature)
+        What the DMA engine asks for; the answers in the cycle a packet starts.
+    """
+
+    def __init__(self, *, words, port, host_port):
+        self.port = port
+        self.host_port = host_port
+        wbits = _word_bits(words)
+        super().__init__({
+            "tx": Out(HtaxLinkSignature()),
+            "ram": In(ReadPort.Signature(addr_width=wbits, shape=64)),
+            "request": In(_RequestSignature()),
+            "dma": In(_DmaPacketsSignature(wbits)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        tx, rd, req, dma = self.tx, self.ram, self.request, self.dma
+        wbits = len(rd.addr)
+        out_valid = Signal()
+        out_data_phase = Signal()
+        out_left = Signal(4)            # data beats still to send after the current beat
+        out_hdr = Signal(HtaxHeader)
+        out_src = Signal(_TxSource)
+        out_ram_addr = Signal(wbits)
+        out_vc = Signal(HtaxVC)
+        out_reg_data = Signal(64)       # the data beat of a register response or an interrupt
+        tx_moved = tx.transfer()
+
+        m.d.comb += [
+            tx.valid.eq(out_valid),
+            tx.payload.vc.eq(out_vc),
+            tx.payload.first.eq(~out_data_phase),
+            tx.payload.last.eq(Mux(out_data_phase, out_left == 0,
+                                   ~(out_src.ram | out_src.reg) | (out_hdr.body.mem.length == 0))),
+        ]
+        with m.If(out_data_phase):
+            m.d.comb += tx.payload.word.data.eq(Mux(out_src.reg, out_reg_data, rd.data))
+        with m.Else():
+            m.d.comb += tx.payload.word.header.eq(out_hdr)
+        # RAM reads for outgoing data: the port's output holds while the beat is stalled
+        m.d.comb += [rd.addr.eq(out_ram_addr), rd.en.eq(~out_valid | tx_moved)]
+
+        def start_packet(cmd, dst, tag, addr, length, status=HtaxStatus.OK, ram=0, reg=0, ram_addr=0,
+                         first_be=0xFF, last_be=0xFF):
+            vc = {HtaxCmd.WRITE: HtaxVC.POSTED, HtaxCmd.READ: HtaxVC.NONPOSTED,
+                  HtaxCmd.RESPONSE: HtaxVC.RESPONSE}[cmd]
+            return [
+                out_valid.eq(1), out_data_phase.eq(0), out_vc.eq(vc),
+                out_hdr.cmd.eq(cmd), out_hdr.vc.eq(vc), out_hdr.status.eq(status), out_hdr.src.eq(self.port),
+                out_hdr.dst.eq(dst), out_hdr.tag.eq(tag), out_hdr.body.mem.addr.eq(addr),
+                out_hdr.body.mem.length.eq(length), out_hdr.body.mem.first_be.eq(first_be),
+                out_hdr.body.mem.last_be.eq(Mux(length > 1, last_be, 0)),
+                out_src.ram.eq(ram), out_src.reg.eq(reg), out_ram_addr.eq(ram_addr),
+            ]
+
+        with m.If(out_valid & tx_moved):
+            with m.If(~out_data_phase & (out_src.ram | out_src.reg) & (out_hdr.body.mem.length != 0)):
+                m.d.sync += [out_data_phase.eq(1), out_left.eq(out_hdr.body.mem.length - 1),
+                             out_ram_addr.eq(out_ram_addr + 1)]
+            with m.Elif(out_data_phase & (out_left != 0)):
+                m.d.sync += [out_left.eq(out_left - 1), out_ram_addr.eq(out_ram_addr + 1)]
+            with m.Else():
+                m.d.sync += [out_valid.eq(0), out_data_phase.eq(0)]
+                with m.If(out_hdr.cmd == HtaxCmd.RESPONSE):
+                    m.d.comb += req.done.eq(1)
+
+        with m.If(~out_valid):
+            # responses first (they must always progress), then the interrupt, then DMA traffic
+            with m.If(req.pending):
+                h = req.header
+                ok = h.status == HtaxStatus.OK
+                ram_word = (h.body.mem.addr[:WINDOW_BITS] - RAM_OFFSET)[3:3 + wbits]
+                # echo the request's address, aligned: the answer to a malformed request is well formed
+                addr = Cat(Const(0, 3), h.body.mem.addr[3:])
+                m.d.sync += start_packet(HtaxCmd.RESPONSE, h.src, h.tag, addr, Mux(ok, h.body.mem.length, 0),
+                                         status=h.status, ram=ok & req.source.ram, reg=ok & req.source.reg,
+                                         ram_addr=ram_word, first_be=h.body.mem.first_be,
+                                         last_be=h.body.mem.last_be)
+                m.d.sync += out_reg_data.eq(req.reg_data)
+                m.d.comb += rd.addr.eq(ram_word)
+            with m.Elif(dma.msi):
+                m.d.sync += [start_packet(HtaxCmd.WRITE, self.host_port, 0, dma.msi_addr, 1, reg=1),
+                             out_reg_data.eq(dma.msi_data)]
+                m.d.comb += dma.took_msi.eq(1)
+            with m.Elif(dma.write):
+                m.d.sync += start_packet(HtaxCmd.WRITE, self.host_port, 0, dma.host, dma.chunk, ram=1,
+                                         ram_addr=dma.local)
+                m.d.comb += [rd.addr.eq(dma.local), dma.took_write.eq(1)]
+            with m.Elif(dma.read):
+                m.d.sync += start_packet(HtaxCmd.READ, self.host_port, dma.tag, dma.host, dma.chunk)
+                m.d.comb += dma.took_read.eq(1)
+            with m.Elif(dma.idle):
+                m.d.comb += dma.finish.eq(1)
+
+        if platform == "formal":
+            # the link rules on what this block sends, and (inductive strengthening) the checker's
+            # view of the link is this block's own
+            checker = {}
+            link_rules(m, tx, Assert, name="tx", state=checker)
+            m.d.comb += [
+                Assert(checker["in_packet"] == out_data_phase),
+                Assert(~out_data_phase | out_valid),
+                Assert(~checker["in_packet"] | (checker["remaining"] == out_left + 1)),
+            ]
+        return m
+
+
 class HtaxScratch(wiring.Component):
-    """Scratch-memory HTAX target with a DMA engine.
+    """Scratch-memory HTAX target with a DMA engine (this module's address map).
 
     Parameters
     ----------
@@ -103,10 +626,6 @@ class HtaxScratch(wiring.Component):
             "dma_busy": Out(1),
             "errors": Out(16),
         })
-        # transmit state, created here so that formal/scratch.py can state invariants over it
-        self._out_valid = Signal()
-        self._out_data_phase = Signal()
-        self._out_left = Signal(4)      # data beats still to send after the current beat
 
     @staticmethod
     def _check(words, max_outstanding, port, host_port):
@@ -119,264 +638,25 @@ class HtaxScratch(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        rx, tx = self.htax.rx, self.htax.tx
-        wbits = (self.words - 1).bit_length()
-
         m.submodules.ram = ram = Memory(shape=64, depth=self.words, init=[])
-        wr = ram.write_port(granularity=8)
-        rd = ram.read_port()
+        m.submodules.receive = rx = ScratchReceive(words=self.words)
+        m.submodules.registers = regs = ScratchRegisters(words=self.words)
+        m.submodules.dma = dma = ScratchDma(words=self.words, max_outstanding=self.max_outstanding)
+        m.submodules.transmit = tx = ScratchTransmit(words=self.words, port=self.port, host_port=self.host_port)
 
-        regs = {n: Signal(64, name=f"reg_{n}") for n in ("scratch", "dma_host", "dma_local", "dma_len",
-                                                           "msi_addr")}
-        done_count = Signal(32)
-        job_failed = Signal()
-        errors = Signal(16)
-        error_inc = Signal()
-        m.d.comb += self.errors.eq(errors)
-        with m.If(error_inc & (errors != 0xFFFF)):
-            m.d.sync += errors.eq(errors + 1)
-
-        # -- DMA engine state -----------------------------------------------------------------
-        dma_dir_write = Signal()           # 0: host -> scratch, 1: scratch -> host
-        dma_busy = Signal()
-        dma_host = Signal(52)
-        dma_local = Signal(wbits + 1)
-        dma_left = Signal(17)
-        tags = self.max_outstanding
-        # indexed by the whole 5-bit tag space, so a response with a tag never issued finds a
-        # clear busy bit (and is refused) instead of indexing past the end
-        tag_busy = Signal(32)
-        tag_local = Signal(data.ArrayLayout(wbits + 1, 32))
-        msi_pending = Signal()
-        m.d.comb += self.dma_busy.eq(dma_busy)
-
-        start_read = Signal()
-        start_write = Signal()
-        finish = Signal()
-        fail = Signal()
-
-        # -- receive side ---------------------------------------------------------------------
-        # Posted writes and responses are always taken (they complete in place, one beat per
-        # cycle).  A non-posted read waits while the previous read's response is still pending,
-        # which is the only reason to refuse a VC here: posted writes and responses pass it.
-        rsp_pending = Signal()
-        m.d.comb += [rx.ready.eq(Cat(Const(1), ~rsp_pending, Const(1), Const(1))),
-                     rx.ready2.eq(Cat(Const(1), Const(0), Const(1), Const(1)))]
-
-        in_pkt = Signal()
-        hdr = Signal(HtaxHeader)
-        beat_idx = Signal(4)
-        drop = Signal()
-        moved = rx.transfer()
-        beat = rx.payload
-
-        # the request the response engine will answer
-        rsp_hdr = Signal(HtaxHeader)
-        rsp_src = Signal(_TxSource)
-        rsp_reg_data = Signal(64)
-
-        def offset_of(h, i):
-            return (h.body.mem.addr[:WINDOW_BITS] + (i << 3))[:WINDOW_BITS]
-
-        def decode(off):
-            is_ram = (off >= RAM_OFFSET) & (off < RAM_OFFSET + 8 * self.words)
-            reg_index = off[3:WINDOW_BITS]
-            is_reg = off < 8 * (REG_ERRORS + 1)
-            return is_ram, is_reg, reg_index
-
-        reg_read_value = Signal(64)
-
-        def reg_value(index):
-            return Mux(index == REG_ID, (ID_MAGIC << 48) | self.words,
-                   Mux(index == REG_SCRATCH, regs["scratch"],
-                   Mux(index == REG_DMA_HOST, regs["dma_host"],
-                   Mux(index == REG_DMA_LOCAL, regs["dma_local"],
-                   Mux(index == REG_DMA_LEN, regs["dma_len"],
-                   Mux(index == REG_DMA_CTRL, dma_busy,
-                   Mux(index == REG_DMA_STATUS, Cat(done_count, job_failed),
-                   Mux(index == REG_MSI_ADDR, regs["msi_addr"], errors))))))))
-
-        with m.If(moved):
-            with m.If(beat.first):
-                m.d.sync += [hdr.eq(beat.word.header), beat_idx.eq(0), in_pkt.eq(~beat.last)]
-                bad = malformed(beat.word.header)
-                m.d.sync += drop.eq(bad)
-                h = beat.word.header
-                with m.If(bad):
-                    m.d.comb += error_inc.eq(1)
-                    with m.If(h.cmd == HtaxCmd.READ):
-                        m.d.sync += [rsp_pending.eq(1), rsp_hdr.eq(h), rsp_src.eq(0),
-                                     rsp_hdr.status.eq(HtaxStatus.MALFORMED)]
-                with m.Elif(h.cmd == HtaxCmd.READ):
-                    off = offset_of(h, 0)
-                    is_ram, is_reg, reg_index = decode(off)
-                    last_off = offset_of(h, h.body.mem.length - 1)
-                    last_ram, last_reg, _ = decode(last_off)
-                    m.d.sync += [rsp_pending.eq(1), rsp_hdr.eq(h)]
-                    with m.If(is_ram & last_ram):
-                        m.d.sync += [rsp_src.ram.eq(1), rsp_src.reg.eq(0), rsp_hdr.status.eq(HtaxStatus.OK)]
-                    with m.Elif(is_reg & (h.body.mem.length == 1)):
-                        m.d.sync += [rsp_src.ram.eq(0), rsp_src.reg.eq(1), rsp_hdr.status.eq(HtaxStatus.OK),
-                                     rsp_reg_data.eq(reg_read_value)]
-                        m.d.comb += reg_read_value.eq(reg_value(reg_index))
-                    with m.Else():
-                        m.d.comb += error_inc.eq(1)
-                        m.d.sync += [rsp_src.eq(0), rsp_hdr.status.eq(HtaxStatus.NO_TARGET)]
-                with m.Elif(h.cmd == HtaxCmd.ATS):
-                    m.d.comb += error_inc.eq(1)           # no ATS client here
-                with m.Elif((h.cmd == HtaxCmd.RESPONSE) & (h.status != HtaxStatus.OK)):
-                    # a failed DMA read: free the tag, mark the job failed
-                    with m.If(tag_busy.bit_select(h.tag, 1)):
-                        m.d.sync += tag_busy.bit_select(h.tag, 1).eq(0)
-                        m.d.comb += fail.eq(1)
-                    with m.Else():
-                        m.d.comb += error_inc.eq(1)
-                with m.Elif((h.cmd == HtaxCmd.RESPONSE) & ~tag_busy.bit_select(h.tag, 1)):
-                    m.d.comb += error_inc.eq(1)           # a response nobody asked for
-                    m.d.sync += drop.eq(1)
-                with m.Elif((h.cmd == HtaxCmd.RESPONSE) & beat.last):
-                    # an OK response without data cannot fill the scratch words: the job fails
-                    m.d.sync += tag_busy.bit_select(h.tag, 1).eq(0)
-                    m.d.comb += [fail.eq(1), error_inc.eq(1)]
-            with m.Else():
-                # a data beat of the packet in `hdr`
-                m.d.sync += [beat_idx.eq(beat_idx + 1), in_pkt.eq(~beat.last)]
-                be = Mux(beat_idx == 0, hdr.body.mem.first_be,
-                         Mux(beat_idx == hdr.body.mem.length - 1, hdr.body.mem.last_be, 0xFF))
-                with m.If(~drop & (hdr.cmd == HtaxCmd.WRITE)):
-                    off = offset_of(hdr, beat_idx)
-                    is_ram, is_reg, reg_index = decode(off)
-                    with m.If(is_ram):
-                        m.d.comb += [wr.addr.eq((off - RAM_OFFSET)[3:]), wr.data.eq(beat.word.data),
-                                     wr.en.eq(be)]
-                    with m.Elif(is_reg):
-                        for name, index in (("scratch", REG_SCRATCH), ("dma_host", REG_DMA_HOST),
-                                            ("dma_local", REG_DMA_LOCAL), ("dma_len", REG_DMA_LEN),
-                                            ("msi_addr", REG_MSI_ADDR)):
-                            with m.If(reg_index == index):
-                                new = _merge(regs[name], beat.word.data, be)
-                                if name in ("dma_host", "msi_addr"):
-                                    new = Cat(Const(0, 3), new[3:52])     # 8-byte aligned host addresses
-                                m.d.sync += regs[name].eq(new)
-                        with m.If((reg_index == REG_DMA_CTRL) & be[0]):
-                            m.d.comb += [start_read.eq(beat.word.data[0]), start_write.eq(beat.word.data[1])]
-                        with m.If(~reg_index.matches(REG_SCRATCH, REG_DMA_HOST, REG_DMA_LOCAL, REG_DMA_LEN,
-                                                     REG_MSI_ADDR, REG_DMA_CTRL)):
-                            m.d.comb += error_inc.eq(1)   # a read-only register
-                    with m.Else():
-                        m.d.comb += error_inc.eq(1)
-                with m.Elif(~drop & (hdr.cmd == HtaxCmd.RESPONSE)):
-                    local = tag_local[hdr.tag] + beat_idx
-                    m.d.comb += [wr.addr.eq(local), wr.data.eq(beat.word.data), wr.en.eq(0xFF)]
-                    with m.If(beat.last):
-                        m.d.sync += tag_busy.bit_select(hdr.tag, 1).eq(0)
-
-        # -- DMA control ---------------------------------------------------------------------
-        with m.If(start_read | start_write):
-            with m.If(dma_busy | (start_read & start_write)):
-                m.d.comb += error_inc.eq(1)
-            with m.Else():
-                length = regs["dma_len"][:16]
-                in_range = (regs["dma_local"] + length) <= self.words
-                m.d.sync += [dma_busy.eq(1), dma_dir_write.eq(start_write), job_failed.eq(~in_range),
-                             dma_host.eq(regs["dma_host"][:52]), dma_local.eq(regs["dma_local"][:wbits + 1]),
-                             dma_left.eq(Mux(in_range, length, 0))]
-        with m.If(fail):
-            m.d.sync += job_failed.eq(1)
-
-        # -- transmit side --------------------------------------------------------------------
-        out_valid = self._out_valid
-        out_hdr = Signal(HtaxHeader)
-        out_src = Signal(_TxSource)
-        out_left = self._out_left
-        out_data_phase = self._out_data_phase
-        out_ram_addr = Signal(wbits)
-        out_vc = Signal(HtaxVC)
-        out_reg_data = Signal(64)       # the data beat of a register response or an interrupt
-        tx_moved = tx.transfer()
-
-        m.d.comb += [
-            tx.valid.eq(out_valid),
-            tx.payload.vc.eq(out_vc),
-            tx.payload.first.eq(~out_data_phase),
-            tx.payload.last.eq(Mux(out_data_phase, out_left == 0,
-                                   ~(out_src.ram | out_src.reg) | (out_hdr.body.mem.length == 0))),
-        ]
-        with m.If(out_data_phase):
-            m.d.comb += tx.payload.word.data.eq(Mux(out_src.reg, out_reg_data, rd.data))
-        with m.Else():
-            m.d.comb += tx.payload.word.header.eq(out_hdr)
-
-        # RAM reads for outgoing data: the port's output holds while the beat is stalled
-        m.d.comb += [rd.addr.eq(out_ram_addr), rd.en.eq(~out_valid | tx_moved)]
-
-        chunk = Signal(4)
-        m.d.comb += chunk.eq(Mux(dma_left < (MAX_DATA_WORDS - dma_host[3:6]), dma_left,
-                                 MAX_DATA_WORDS - dma_host[3:6]))
-        free_tag = Signal(range(tags))
-        have_tag = Signal()
-        for t in reversed(range(tags)):          # only the first max_outstanding tags are issued
-            with m.If(~tag_busy[t]):
-                m.d.comb += [free_tag.eq(t), have_tag.eq(1)]
-
-        def start_packet(cmd, dst, tag, addr, length, status=HtaxStatus.OK, ram=0, reg=0, ram_addr=0,
-                         first_be=0xFF, last_be=0xFF):
-            vc = {HtaxCmd.WRITE: HtaxVC.POSTED, HtaxCmd.READ: HtaxVC.NONPOSTED,
-                  HtaxCmd.RESPONSE: HtaxVC.RESPONSE}[cmd]
-            return [
-                out_valid.eq(1), out_data_phase.eq(0), out_vc.eq(vc),
-                out_hdr.cmd.eq(cmd), out_hdr.vc.eq(vc), out_hdr.status.eq(status), out_hdr.src.eq(self.port),
-                out_hdr.dst.eq(dst), out_hdr.tag.eq(tag), out_hdr.body.mem.addr.eq(addr),
-                out_hdr.body.mem.length.eq(length), out_hdr.body.mem.first_be.eq(first_be),
-                out_hdr.body.mem.last_be.eq(Mux(length > 1, last_be, 0)),
-                out_src.ram.eq(ram), out_src.reg.eq(reg), out_ram_addr.eq(ram_addr),
-            ]
-
-        with m.If(out_valid & tx_moved):
-            with m.If(~out_data_phase & (out_src.ram | out_src.reg) & (out_hdr.body.mem.length != 0)):
-                m.d.sync += [out_data_phase.eq(1), out_left.eq(out_hdr.body.mem.length - 1),
-                             out_ram_addr.eq(out_ram_addr + 1)]
-            with m.Elif(out_data_phase & (out_left != 0)):
-                m.d.sync += [out_left.eq(out_left - 1), out_ram_addr.eq(out_ram_addr + 1)]
-            with m.Else():
-                m.d.sync += [out_valid.eq(0), out_data_phase.eq(0)]
-                with m.If(out_hdr.cmd == HtaxCmd.RESPONSE):
-                    m.d.sync += rsp_pending.eq(0)
-
-        with m.If(~out_valid):
-            # responses first (they must always progress), then the interrupt, then DMA traffic
-            with m.If(rsp_pending):
-                ok = rsp_hdr.status == HtaxStatus.OK
-                ram_word = (rsp_hdr.body.mem.addr[:WINDOW_BITS] - RAM_OFFSET)[3:3 + wbits]
-                # echo the request's address, aligned: the answer to a malformed request is well formed
-                rsp_addr = Cat(Const(0, 3), rsp_hdr.body.mem.addr[3:])
-                m.d.sync += start_packet(HtaxCmd.RESPONSE, rsp_hdr.src, rsp_hdr.tag, rsp_addr,
-                                         Mux(ok, rsp_hdr.body.mem.length, 0), status=rsp_hdr.status,
-                                         ram=ok & rsp_src.ram, reg=ok & rsp_src.reg, ram_addr=ram_word,
-                                         first_be=rsp_hdr.body.mem.first_be,
-                                         last_be=rsp_hdr.body.mem.last_be)
-                m.d.sync += out_reg_data.eq(rsp_reg_data)
-                m.d.comb += rd.addr.eq(ram_word)
-            with m.Elif(msi_pending):
-                m.d.sync += [start_packet(HtaxCmd.WRITE, self.host_port, 0, regs["msi_addr"][:52], 1, reg=1),
-                             out_reg_data.eq(done_count), msi_pending.eq(0)]
-            with m.Elif(dma_busy & (dma_left != 0) & dma_dir_write):
-                m.d.sync += [start_packet(HtaxCmd.WRITE, self.host_port, 0, dma_host, chunk, ram=1,
-                                          ram_addr=dma_local[:wbits]),
-                             dma_host.eq(dma_host + (chunk << 3)), dma_local.eq(dma_local + chunk),
-                             dma_left.eq(dma_left - chunk)]
-                m.d.comb += rd.addr.eq(dma_local[:wbits])
-            with m.Elif(dma_busy & (dma_left != 0) & ~dma_dir_write & have_tag):
-                m.d.sync += [start_packet(HtaxCmd.READ, self.host_port, free_tag, dma_host, chunk),
-                             tag_busy.bit_select(free_tag, 1).eq(1), tag_local[free_tag].eq(dma_local),
-                             dma_host.eq(dma_host + (chunk << 3)), dma_local.eq(dma_local + chunk),
-                             dma_left.eq(dma_left - chunk)]
-            with m.Elif(dma_busy & (dma_left == 0) & (tag_busy == 0)):
-                m.d.comb += finish.eq(1)
-
-        with m.If(finish):
-            m.d.sync += [dma_busy.eq(0), done_count.eq(done_count + 1),
-                         msi_pending.eq(regs["msi_addr"] != 0)]
+        wiring.connect(m, wiring.flipped(self.htax.rx), rx.rx)
+        wiring.connect(m, tx.tx, wiring.flipped(self.htax.tx))
+        wiring.connect(m, rx.ram, ram.write_port(granularity=8))
+        wiring.connect(m, tx.ram, ram.read_port())
+        wiring.connect(m, rx.reg_write, regs.write)
+        wiring.connect(m, rx.reg_read, regs.read)
+        wiring.connect(m, rx.request, tx.request)
+        wiring.connect(m, dma.tags, rx.tags)
+        wiring.connect(m, regs.dma, dma.config)
+        wiring.connect(m, dma.status, regs.status)
+        wiring.connect(m, dma.packets, tx.dma)
+        m.d.comb += [dma.fail.eq(rx.fail), regs.error.eq(rx.error | dma.error),
+                     self.errors.eq(regs.errors), self.dma_busy.eq(dma.status.busy)]
         return m
 
 

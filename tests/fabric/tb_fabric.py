@@ -18,9 +18,9 @@ import time
 from collections import defaultdict, deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
+from sim.clock import start_clock
 from sim.net_stream import NetStreamSink, NetStreamSource, Side
 from sim.netroute import fu_packet, header_fields, net_header
 from sim.runner import tb_params, tb_seed
@@ -35,7 +35,7 @@ def threshold(p):
 
 
 async def reset(dut):
-    Clock(dut.clk, PERIOD, unit="ns").start(start_high=False)
+    start_clock(dut.clk, PERIOD, start_high=False)
     dut.rst.value = 1
     await ClockCycles(dut.clk, 3)
     dut.rst.value = 0

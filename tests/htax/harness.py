@@ -14,10 +14,10 @@ the switch, with every beat (header, data, ``vc``/``first``/``last``) exactly as
 import random
 from collections import deque
 
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from rtl.common.htax import HtaxCmd, HtaxStatus
+from sim.clock import start_clock
 from sim.htax_bus import HtaxSink, HtaxSource, Order, Timing
 from sim.htax_packet import HtaxPacket, beat_field
 
@@ -130,7 +130,7 @@ class Harness:
 
     async def start(self, clock=True):
         if clock:
-            Clock(self.dut.clk, self.period_ns, unit="ns").start()
+            start_clock(self.dut.clk, self.period_ns)
         self.dut.rst.value = 1
         for m in self.sources + self.sinks:
             m.start()

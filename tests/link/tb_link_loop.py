@@ -11,9 +11,9 @@ default true).
 import json
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer
 
+from sim.clock import start_clock
 from sim.runner import tb_params, tb_seed
 
 COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "replay_timeouts",
@@ -54,7 +54,7 @@ async def link_loop(dut):
     dut.fixed_cw.value = prm.get("fixed_cw", 0)
     dut.fixed_pw.value = prm.get("fixed_pw", 0)
     dut.replay_timeout.value = prm.get("replay_timeout", 512)
-    Clock(dut.clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
+    start_clock(dut.clk, 10, start_high=False)
     dut.rst.value = 1
     await ClockCycles(dut.clk, 3)
     dut.rst.value = 0

@@ -16,11 +16,11 @@ import collections
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from rtl.common.net import MAX_PAYLOAD_WORDS
 from sim.channel import Channel
+from sim.clock import start_clock
 from sim.link_model import beats_of, random_packet, shape
 from sim.net_stream import NetStreamSink, NetStreamSource, Side, beat_tuple, net_beat
 from sim.netroute import header_fields
@@ -97,7 +97,7 @@ async def link_pair(dut):
         getattr(dut, f"{side}_max_replays").value = prm.get("max_replays", 4)
         getattr(dut, f"{side}_rx_phit").value = 0
         getattr(dut, f"{side}_rx_ctl").value = 0
-    Clock(clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
+    start_clock(clk, 10, start_high=False)
     dut.rst.value = 1
     for m in sources + list(sinks.values()):
         m.start()

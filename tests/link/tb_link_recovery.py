@@ -12,10 +12,10 @@ import json
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
 from sim.channel import EOF, SOF, Channel
+from sim.clock import start_clock
 from sim.link_model import beats_of, random_packet
 from sim.net_stream import NetStreamSink, NetStreamSource, Side, net_beat
 from sim.runner import tb_params, tb_seed
@@ -34,7 +34,7 @@ async def recovery(dut):
         getattr(dut, f"{side}_retrain").value = 0
         getattr(dut, f"{side}_rx_phit").value = 0
         getattr(dut, f"{side}_rx_ctl").value = 0
-    Clock(dut.clk, 10, unit="ns").start(start_high=False)    # driven by the simulator, no Python per edge
+    start_clock(dut.clk, 10, start_high=False)
     dut.rst.value = 1
     # one-way traffic a -> b on VC 0; every other stream idle, every receiving stream always ready
     source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()

@@ -12,10 +12,10 @@ import random
 from collections import defaultdict, deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 from rtl.common.net import NetClass
+from sim.clock import start_clock
 from sim.net_stream import (
     COMMAND,
     HEADER,
@@ -153,7 +153,7 @@ async def setup(dut):
     rng = random.Random(seed)
     env = Env(dut, rng, sources=[NetClass(c) for c in prm["sources"]], sinks=prm["sinks"], entries=prm["entries"],
               gap=prm.get("gap", 0.2), ready=prm.get("ready", 0.7))
-    Clock(dut.clk, PERIOD, unit="ns").start()
+    start_clock(dut.clk, PERIOD)
     dut.rst.value = 1
     dut.node_id.value = NODE
     dut.table_w_en.value = 0

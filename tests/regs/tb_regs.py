@@ -8,12 +8,12 @@ without touching this file.  Run from ``test_regs_cocotb.py``.
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from rtl.common.addrmap import AddressMap
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from rtl.config import load
+from sim.clock import start_clock
 from sim.host import HostModel, HtaxResponseError
 from sim.htax_packet import HtaxPacket
 from sim.regs_model import RegModel
@@ -67,7 +67,7 @@ class Env:
         cocotb.log.info(f"seed {self.seed} (replay with SEED={self.seed})")
         for name in self.inputs():
             self.sig(name).value = 0
-        cocotb.start_soon(Clock(self.dut.clk, self.cfg.cycle_ns, unit="ns").start())
+        start_clock(self.dut.clk, self.cfg.cycle_ns)
         self.dut.rst.value = 1
         await self.host.start()
         await ClockCycles(self.dut.clk, 3)

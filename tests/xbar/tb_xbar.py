@@ -15,10 +15,10 @@ import random
 from collections import defaultdict, deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 from rtl.common.net import RouteError
+from sim.clock import start_clock
 from sim.net_stream import COMMAND, HEADER, PAYLOAD, NetStreamSink, NetStreamSource, Side, Timing, net_beat
 from sim.netroute import (
     eject_char,
@@ -131,7 +131,7 @@ class Bench:
 
 
 async def reset(dut):
-    Clock(dut.clk, PERIOD, unit="ns").start()
+    start_clock(dut.clk, PERIOD)
     dut.rst.value = 1
     for _ in range(3):
         await RisingEdge(dut.clk)

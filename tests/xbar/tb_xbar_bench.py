@@ -15,9 +15,9 @@ import json
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
+from sim.clock import start_clock
 from sim.net_stream import NetStreamSink, NetStreamSource, Side, Timing
 from sim.netroute import eject_char, net_header, network_packet, route_char, route_word
 from sim.runner import tb_params, tb_seed
@@ -84,7 +84,7 @@ async def measure(dut):
     rng = random.Random(seed)
     links, nets = p["links"], p["nets"]
     res = {"ports": links + nets, "seed": seed}
-    Clock(dut.clk, PERIOD, unit="ns").start()
+    start_clock(dut.clk, PERIOD)
     dut.rst.value = 1
     load = Load(dut, rng, links, nets)
     load.start()
