@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Formal proofs for the link port (``make formal``; ``python -m fpga.formal --unit link``).
 
 Two link ports on a small configuration (64-bit phits, one-beat flits, a 2-flit replay buffer with
