@@ -201,12 +201,23 @@ class TrafficCheck(wiring.Component):
 class LinkLoop(wiring.Component):
     """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on every VC both ways.
 
-    Members (``<x>`` is ``a`` or ``b``, ``<v>`` a VC, 0 .. ``vcs - 1``): ``packets``, ``src_stall``, ``dst_stall``,
-    ``fixed``/``fixed_cw``/``fixed_pw`` (one packet shape for the efficiency runs), ``flip``/``drop``/
-    ``burst`` (channel error thresholds, both directions), ``<x>_<counter>`` (link port counters),
-    ``<x><v>_sent``/``_received``/``_errors``/``_payload`` (traffic), ``<x>_data_phits``/
-    ``<x>_busy_phits``/``<x>_data_flits`` (phits of data flits, of any flit, data flits, sent by
-    ``<x>``), ``<x>_injected`` (errors injected on the way out of ``<x>``), ``cycles``.
+    Members
+    -------
+    packets, src_stall, dst_stall : In(32)
+        Packets per VC and direction; idle probabilities of the generators and checkers (times 2**32).
+    fixed, fixed_cw, fixed_pw : In
+        One packet shape for the efficiency runs (:class:`TrafficGen`).
+    flip, drop, burst : In(32)
+        Channel error thresholds, both directions.
+    <x>_<counter> : Out
+        The link port counters of port ``<x>`` (``a`` or ``b``).
+    <x><v>_sent, <x><v>_received, <x><v>_errors, <x><v>_payload : Out(32)
+        Traffic counters of VC ``<v>`` (0 .. ``vcs - 1``) sent by ``<x>``.
+    <x>_data_phits, <x>_busy_phits, <x>_data_flits : Out(32)
+        Phits of data flits, phits of any flit, and data flits sent by ``<x>``.
+    <x>_injected : Out(32)
+        Errors injected on the way out of ``<x>``.
+    cycles : Out(32)
     """
 
     def __init__(self, *, latency=16, **params):
