@@ -58,7 +58,7 @@ report: $(STAMP)
 bench: $(STAMP)
 	@set -e; for b in bench/*.py; do \
 	  case $$b in */_*) continue;; esac; \
-	  echo "== $$b"; EXTOLL_CXX_OPT=-Os VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) $$b; done
+	  echo "== $$b"; EXTOLL_CXX_OPT=-O2 VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) $$b; done
 	$(PY) -m fpga.perfdoc
 
 ## perfdoc   docs/performance.md from build/bench/*.json and build/reports/*.json (fpga/metrics.py lists the figures)
@@ -67,7 +67,7 @@ perfdoc: $(STAMP)
 
 ## soak      long randomized runs (pytest -m soak)
 soak: $(STAMP)
-	EXTOLL_CXX_OPT=-Os VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
+	EXTOLL_CXX_OPT=-O2 VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
 	  $(PY) -m pytest -n $(JOBS) -m soak tests
 
 ## demo      two simulated NICs through the driver API: VELO, put, get, lock, with cycles and ns (sim/demo.py)

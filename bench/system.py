@@ -1,14 +1,14 @@
 """Two NICs back to back through the drivers (issue 37): ``build/bench/system.json`` and three plots in
 ``docs/`` (``nic_latency_vs_size.png``, ``nic_bandwidth_vs_size.png``, ``nic_latency_breakdown.png``).
 
-:class:`sim.tops.nic.NicSystem` of ``configs/test_nic.toml`` ``nic_config`` (the default
-configuration with a five-port direct HTAX, one link port, 8 VPIDs; cable 2 cycles each way), each
-node with the host model and the driver (:mod:`sim.driver.nic`), Verilator at ``EXTOLL_CXX_OPT``
-(``-Os`` unless set).  Definitions of every measurement: ``tests/nic/tb_nic_bench.py``.  Cycles are
+:class:`sim.tops.nic.NicSystem` of ``configs/test_nic.toml`` ``nic_config`` (the default configuration
+with a five-port direct HTAX, one link port, 8 VPIDs; cable 2 cycles each way), each node with the host
+model and the driver (:mod:`sim.driver.nic`), Verilator at ``EXTOLL_CXX_OPT`` (``-O2`` unless set, as
+``make bench`` sets it).  Definitions of every measurement: ``tests/nic/tb_nic_bench.py``.  Cycles are
 counted at the NICs' host ports; nanoseconds are those cycles at 156.25 MHz (6.4 ns) plus the host's
 share from table 3-1 (:class:`sim.host_timing.HostTiming`: ``t_cd`` for the CPU store, ``t_dm / 2`` and
-``t_cm`` for the write the CPU polls for: 310 ns per one-way operation); ``*_with_software`` adds
-table 9-2's 300 ns of software overhead, which the dissertation's measured figures contain.
+``t_cm`` for the write the CPU polls for: 310 ns per one-way operation); ``*_with_software`` adds table
+9-2's 300 ns of software overhead, which the dissertation's measured figures contain.
 
 Figures, each beside the dissertation's (ch. 9, table 7-10):
 
@@ -64,7 +64,7 @@ RMA_SIZES = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 
 def cxx_opt():
-    return os.environ.get("EXTOLL_CXX_OPT", "-Os")
+    return os.environ.get("EXTOLL_CXX_OPT", "-O2")
 
 
 def run_pair(params):

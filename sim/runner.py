@@ -32,7 +32,7 @@ VERILATOR_ARGS = ["-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Wno-fatal", "--x-assi
 #: g++ optimisation of the verilated model's generated code (Verilator's ``OPT_FAST``; its default is
 #: ``-Os``).  ``-O0`` compiles the large designs (the 16-port switch, the ATU system) about 20 times
 #: faster, which outweighs the slower simulation of the short default-suite runs; ``make bench`` and
-#: ``make soak`` set ``EXTOLL_CXX_OPT=-Os`` (the variable overrides the default for a whole run).
+#: ``make soak`` set ``EXTOLL_CXX_OPT=-O2`` (the variable overrides the default for a whole run).
 CXX_OPT = os.environ.get("EXTOLL_CXX_OPT", "-O0")
 
 #: what of the design the testbench can reach (Verilator's VPI visibility):
