@@ -4,7 +4,7 @@ cocotb 2.x runs :class:`cocotb.clock.Clock` as a Python coroutine (two wake-ups 
 is told ``impl="gpi"`` or ``COCOTB_TRUST_INERTIAL_WRITES`` is set; the GPI clock toggles the signal
 from a timer callback inside the simulator interface.  Its edges fall at the same simulation times
 (a deposit at each half period), so a testbench sees the same cycles either way; only the Python
-that ran per edge is gone (about 30 % of an idle two-NIC run on Verilator).
+that ran per edge is gone.
 """
 
 from cocotb.clock import Clock
