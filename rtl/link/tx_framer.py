@@ -1,14 +1,14 @@
-"""Flit sequencer of the link port's transmit side: flit choice, assembly and replay buffer (ch. 7.3)."""
+"""Flit sequencer of the link port's transmit side: flit choice and assembly (ch. 7.3)."""
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .crc import flit_crc
 from .params import FlitType, PhitCtl, require_params
 from .tx_credits import LinkTxCreditSignature
 from .tx_replay import LinkTxReplaySignature
+from .tx_store import LinkTxStore
 
 __all__ = ["LinkTxFramer", "CTRL_EVERY"]
 
@@ -63,7 +63,8 @@ def _headers(m, p, *, expected, nak, freed):
 
 class LinkTxFramer(wiring.Component):
     """The flit sequencer of :class:`~rtl.link.LinkTx`: chooses each flit, sends it phit by phit with
-    its CRC, and keeps the replay buffer (``docs/link.md``, "Flits").
+    its CRC, and fills the replay buffer (:class:`~rtl.link.tx_store.LinkTxStore`; ``docs/link.md``,
+    "Flits").
 
     A data flit takes beats of one virtual channel while they keep coming, up to ``max_beats`` and the
     peer's credits; it ends (EOF) at the first beat boundary where the next beat is not there, so a
@@ -117,13 +118,7 @@ class LinkTxFramer(wiring.Component):
         p, cr, rp = self.params, self.credits, self.replay
         W, P, S, R = p.phit_bits, p.phits_per_beat, p.seq_bits, p.replay_flits
         rbits = R.bit_length() - 1
-
-        # Replay buffer: beats at (slot, beat); per-slot metadata (vc, beat count).
-        meta_layout = Cat(Signal(p.vc_bits), Signal(p.beat_cnt_bits)).shape()
-        m.submodules.replay = rmem = Memory(shape=64, depth=R << p.beat_idx_bits, init=[])
-        m.submodules.meta = mmem = Memory(shape=meta_layout, depth=R, init=[])
-        rwp, rrp = rmem.write_port(), rmem.read_port(transparent_for=())
-        mwp, mrp = mmem.write_port(), mmem.read_port(transparent_for=())
+        m.submodules.store = store = LinkTxStore(p)
 
         # CRC over the phits as they leave the output register (timing: the phit multiplexer does not
         # feed the CRC logic); the CRC phit takes the last header/beat phit in combinationally.
@@ -152,15 +147,14 @@ class LinkTxFramer(wiring.Component):
         # only when replay_ptr did not change in the previous cycle (meta_ok) and no trigger came in it
         # (rp_reset), and next_seq and `replaying` cannot end a replay on their own.  Otherwise the port
         # waits one idle cycle, as it does for the metadata.
-        m.d.comb += mrp.addr.eq(rp.replay_ptr[:rbits])
-        meta_vc = mrp.data[:p.vc_bits]
-        meta_beats = mrp.data[p.vc_bits:]
+        m.d.comb += store.mr_slot.eq(rp.replay_ptr[:rbits])
+        meta_vc, meta_beats = store.mr_meta.vc, store.mr_meta.beats
 
         # Beat source of the flit in progress.
         src_valid = Signal()
         src_data = Signal(64)
         m.d.comb += [src_valid.eq(Mux(kind == _REPLAY, 1, Array(b.valid for b in self.beats)[cur_vc])),
-                     src_data.eq(Mux(kind == _REPLAY, rrp.data, Array(b.payload for b in self.beats)[cur_vc]))]
+                     src_data.eq(Mux(kind == _REPLAY, store.r_data, Array(b.payload for b in self.beats)[cur_vc]))]
         # Whether the flit ends at the next beat boundary instead of taking another beat: the replayed
         # flit's length is reached, or for new data the source has no beat, the flit is full, the peer
         # has no credit, or a NAK, replay or link error is pending.  With several phits per beat this
@@ -191,9 +185,9 @@ class LinkTxFramer(wiring.Component):
         # With several phits per beat, consumes are at least two cycles apart and beat_cnt itself is
         # the address (registered); with one phit per beat the address must run a beat ahead.
         rd_beat = beat_cnt if P > 1 else beat_cnt + consume
-        m.d.comb += rrp.addr.eq(Cat(rd_beat[:p.beat_idx_bits], cur_seq[:rbits]))
-        m.d.sync += [rwp.addr.eq(Cat(beat_cnt[:p.beat_idx_bits], cur_seq[:rbits])), rwp.data.eq(src_data),
-                     rwp.en.eq(consume & (kind == _DATA))]
+        m.d.comb += [store.r_beat.eq(rd_beat[:p.beat_idx_bits]), store.r_slot.eq(cur_seq[:rbits])]
+        m.d.sync += [store.w_beat.eq(beat_cnt[:p.beat_idx_bits]), store.w_slot.eq(cur_seq[:rbits]),
+                     store.w_data.eq(src_data), store.w_en.eq(consume & (kind == _DATA))]
         for v, b in enumerate(self.beats):
             m.d.comb += [b.ready.eq(consume & new_vc[v]), cr.sent_incr[v].eq(consume & new_vc[v])]
 
@@ -223,7 +217,8 @@ class LinkTxFramer(wiring.Component):
         finish_data = emit_crc & (kind == _DATA) & (state != _IDLE)
         m.d.comb += [rp.finish_data.eq(finish_data), rp.in_first.eq(in_first), rp.emit_crc.eq(emit_crc)]
         with m.If(finish_data):
-            m.d.comb += [mwp.addr.eq(cur_seq[:rbits]), mwp.data.eq(Cat(cur_vc, beat_cnt)), mwp.en.eq(1)]
+            m.d.comb += [store.mw_slot.eq(cur_seq[:rbits]), store.mw_meta.vc.eq(cur_vc),
+                         store.mw_meta.beats.eq(beat_cnt), store.mw_en.eq(1)]
             m.d.sync += since_ctrl.eq(Mux(since_ctrl == CTRL_EVERY, CTRL_EVERY, since_ctrl + 1))
 
         # Choice of the next flit, at the end of one or when idle.
