@@ -93,6 +93,9 @@ def run(cfg, design):
         "fairness_min_share": round(main_res["fairness_min_share"], 4),
         "fairness_min_share_times_ports": round(main_res["fairness_min_share"] * ports, 4),
         "contended_output_beats_per_cycle": round(main_res["contended_output_beats_per_cycle"], 4),
+        "single_beat_one_input_per_cycle": round(main_res["single_beat_one_input_per_cycle"], 4),
+        "single_beat_one_input_all_outputs_per_cycle":
+            round(main_res["single_beat_one_input_all_outputs_per_cycle"], 4),
         "throughput_per_port_saturated_4ports": round(small["throughput_per_port_saturated"], 4),
         "zero_load_latency_cycles_4ports": small["zero_load_latency_cycles"],
     }

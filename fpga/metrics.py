@@ -119,6 +119,10 @@ def _switch(section, src):
                at_least(lambda doc: 0.9 / doc["config"]["ports"], "0.9 / ports")),
         Metric(section, src, "contended_output_beats_per_cycle", "contended output, all inputs to one",
                "beats/cycle"),
+        Metric(section, src, "single_beat_one_input_per_cycle",
+               "single-beat packets from one input to one output, outputs free", "packets/cycle", at_least(0.9)),
+        Metric(section, src, "single_beat_one_input_all_outputs_per_cycle",
+               "the same, to every output in turn", "packets/cycle"),
     ]
 
 

@@ -6,6 +6,9 @@ Definitions (cycles of the switch clock):
   destination port (sinks always ready); with ``offered`` load the clock starts when the packet is
   generated, so source queueing is included.
 * throughput: beats (header and data beats) delivered per cycle per output.
+* single-beat rate: one-beat packets (ATS) from input 0 alone, delivered per cycle, all to output 1
+  (``single_beat_one_input_per_cycle``) or to every output in turn, its own included
+  (``single_beat_one_input_all_outputs_per_cycle``); no other traffic, so the outputs are free.
 
 Sinks are always ready and promise room for two beats (``ready2``), as a unit with a receive FIFO
 does; ``throughput_per_port_saturated_no_ready2`` repeats the saturated run with sinks that make no
@@ -54,6 +57,29 @@ async def measure(dut):
 
     # saturated uniform random traffic, 8-data-beat writes
     warm, window = p.get("warmup", 400), p.get("window", 3000)
+
+    # single-beat packets from one input, outputs free (the source keeps 4 packets queued)
+    for key, dst_of in (("single_beat_one_input_per_cycle", lambda k: 1 % n),
+                        ("single_beat_one_input_all_outputs_per_cycle", lambda k: k % n)):
+        h = await fresh()
+        sent = 0
+
+        def top_up_single(h=h, dst_of=dst_of):
+            nonlocal sent
+            while h.queued(0) < 4:
+                h.send(0, random_packet(rng, 0, dst_of(sent), cmd=HtaxCmd.ATS))
+                sent += 1
+
+        for _ in range(warm):
+            top_up_single()
+            await h.run(1)
+        b0 = sum(h.out_beats)
+        for _ in range(window):
+            top_up_single()
+            await h.run(1)
+        res[key] = (sum(h.out_beats) - b0) / window
+        await h.run(until=h.drained, limit=20000)
+        h.check()
 
     def top_up(h, dst_of):
         for src in range(n):
