@@ -221,7 +221,7 @@ METRICS = [
     Metric(_NET, "bench/network", "node_to_node_latency_cycles_56B", "the same, 56-byte payload, last beat",
            "cycles"),
     Metric(_NET, "bench/network", "crossbar_saturation_uniform", "crossbar saturation, uniform random, 4 VCs",
-           "beats/cycle/output", at_least(0.8)),
+           "beats/cycle/output", at_least(0.85)),
     Metric(_NET, "bench/network", "crossbar_saturation_uniform_one_vc", "the same, one VC", "beats/cycle/output"),
     Metric(_NET, "bench/network", "fabric_saturation_packets_per_node",
            "2x2x2 torus saturation, uniform random", "packets/cycle/node"),
