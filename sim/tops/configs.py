@@ -7,7 +7,8 @@ configuration, so an unknown key is an error there too.
 * :func:`atu_config`: ``configs/test_atu.toml`` (three FUs);
 * :func:`rma_config`: ``configs/test_rma.toml`` (four-port direct HTAX);
 * :func:`velo_config`: ``configs/test_velo.toml`` (three-port HTAX);
-* :func:`nic_config`: ``configs/test_nic.toml`` (two NICs back to back in an affordable model);
+* :func:`nic_config`: ``configs/test_nic.toml`` (two NICs back to back in an affordable model), over
+  another configuration file if given (``configs/phit32.toml`` for the 32-bit-phit NIC);
   :func:`system_config` adds link ports and route-table entries, :func:`ring_config` is the ring of
   ``bench/system.py``'s 8-node simulation-speed run.
 """
@@ -19,8 +20,8 @@ __all__ = ["atu_config", "rma_config", "velo_config", "nic_config", "system_conf
 CONFIGS = ROOT / "configs"
 
 
-def _load(name):
-    return load(overlays=[CONFIGS / f"test_{name}.toml"])
+def _load(name, overlay=None):
+    return load(overlays=([] if overlay is None else [overlay]) + [CONFIGS / f"test_{name}.toml"])
 
 
 def atu_config():
@@ -35,8 +36,10 @@ def velo_config():
     return _load("velo")
 
 
-def nic_config():
-    return _load("nic")
+def nic_config(overlay=None):
+    """``configs/test_nic.toml`` over the default, the user's file and then ``overlay`` (a path, e.g.
+    ``configs/phit32.toml``) if given."""
+    return _load("nic", overlay)
 
 
 def system_config(link_ports, nodes=4):
