@@ -103,6 +103,7 @@ class LinkParams:
                              f"not {rx_buffer_beats}")
         self.beat_idx_bits = max(1, (self.max_beats - 1).bit_length())
         self.beat_cnt_bits = self.max_beats.bit_length()
+        self.slot_bits = exact_log2(replay_flits)      # replay-buffer slot: sequence number mod replay_flits
         # Per replay-buffer slot: the flit's VC and beat count (docs/link.md, "Replay buffer").
         self.replay_meta = data.StructLayout({"vc": self.vc_bits, "beats": self.beat_cnt_bits})
         # CRC on every flit: CRC-16/IBM-3740 (CRC-16/CCITT-FALSE) in one 16-bit phit, CRC-32/ISO-HDLC

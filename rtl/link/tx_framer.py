@@ -116,8 +116,8 @@ class LinkTxFramer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p, cr, rp = self.params, self.credits, self.replay
-        W, P, S, R = p.phit_bits, p.phits_per_beat, p.seq_bits, p.replay_flits
-        rbits = R.bit_length() - 1
+        W, P, S = p.phit_bits, p.phits_per_beat, p.seq_bits
+        rbits = p.slot_bits
         m.submodules.store = store = LinkTxStore(p)
 
         # CRC over the phits as they leave the output register (timing: the phit multiplexer does not

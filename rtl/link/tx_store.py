@@ -37,7 +37,7 @@ class LinkTxStore(wiring.Component):
 
     def __init__(self, params):
         self.params = p = require_params(params)
-        slot = (p.replay_flits - 1).bit_length()
+        slot = p.slot_bits
         super().__init__({
             "w_slot": In(slot), "w_beat": In(p.beat_idx_bits), "w_data": In(64), "w_en": In(1),
             "r_slot": In(slot), "r_beat": In(p.beat_idx_bits), "r_data": Out(64),

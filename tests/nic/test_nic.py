@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from rtl.config import ROOT, load
+from rtl.config import load
 from rtl.nic import Nic, nic_ports
 from sim.runner import run_cocotb
-from sim.tops.configs import nic_config, system_config
+from sim.tops.configs import CONFIGS, nic_config, system_config
 from sim.tops.nic import NicSystem
 
 
@@ -49,7 +49,7 @@ def test_nic_system_b2b_cocotb():
 def test_nic_system_b2b_phit32_cocotb():
     """The 32-bit-phit configuration (``configs/phit32.toml``, ch. 7.8): the same two NICs with
     32-bit phits on their link, VELO each way, RMA put, get and lock through the drivers."""
-    cfg = nic_config(ROOT / "configs" / "phit32.toml")
+    cfg = nic_config(CONFIGS / "phit32.toml")
     assert cfg["link"]["phit_bits"] == 32 and cfg.origin("link", "phit_bits").endswith("phit32.toml")
     run_cocotb(NicSystem(cfg), name="nic_system2_phit32", test_module="tests.nic.tb_nic", testcase="smoke")
 
