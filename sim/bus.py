@@ -434,6 +434,11 @@ class StreamSource(Clocked):
             return self._queue.popleft()
         return self._fetched()
 
+    def _requeue(self, item):
+        """A withdrawn packet goes back where :meth:`_pick` took it from, so withdrawing never
+        reorders the queue (a packet that may pass an older one must not stay ahead of it)."""
+        self._queue.appendleft(item)
+
     def _has_work(self):
         return self._cur is not None or bool(self._queue) or self._kicked
 
@@ -503,7 +508,7 @@ class StreamSource(Clocked):
                     if not self.queued_packets:
                         self._idle_event.set()
             elif self.withdraw and idx == 0:
-                self._queue.appendleft((lane, beats, cur[3]))
+                self._requeue((lane, beats, cur[3]))
                 self._cur = None
                 self.log.pop()                  # offered again later: logged then
             else:

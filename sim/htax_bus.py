@@ -170,6 +170,7 @@ class HtaxSource(StreamSource):
         self.wait_ready = wait_ready
         self.pass_pw = pass_pw
         self._vcq = [deque() for _ in range(NUM_VCS)]  # per VC: VC order
+        self._picked_at = 0                             # the queue index of the packet last picked
 
     def _item(self, pkt, tag, vc=None):
         """``(vc, beats, tag)`` for an :class:`HtaxPacket`, or a list of integer beats with ``vc``
@@ -207,6 +208,7 @@ class HtaxSource(StreamSource):
         return super()._has_work() or any(self._vcq)
 
     def _pick(self, ready):
+        self._picked_at = 0
         if self.order == Order.VC:
             nonempty = [v for v in range(NUM_VCS) if self._vcq[v]]
             ok = [v for v in nonempty if (ready >> v) & 1]
@@ -226,4 +228,11 @@ class HtaxSource(StreamSource):
             return None
         item = self._queue[i]
         del self._queue[i]
+        self._picked_at = i
         return item
+
+    def _requeue(self, item):
+        if self.order == Order.VC:
+            self._vcq[item[0]].appendleft(item)
+        else:
+            self._queue.insert(self._picked_at, item)

@@ -107,6 +107,14 @@ def test_atu_soak(testcase, params):
     run_cocotb(_system(), name="atu_system", test_module="tests.atu.tb_atu", testcase=testcase, params=params)
 
 
+@pytest.mark.soak
+def test_atu_flush_storm_host_read_not_starved():
+    """The seed whose flush register read starved behind the host's responses to the ATU (a withdrawn
+    response went back ahead of the older read; ``tests/sim/test_htax_source.py``)."""
+    run_cocotb(_system(), name="atu_system", test_module="tests.atu.tb_atu", testcase="flush_storm",
+               params={"jitter": 40, "flushes": 80, "late": 200}, seed=121421370)
+
+
 # ------------------------------------------------------------------------------------------------
 # Amaranth-simulator regressions on the Atu alone (tests/atu/unit_harness.py): cheap, no Verilator.
 
