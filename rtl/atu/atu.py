@@ -56,7 +56,8 @@ regs : Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries))
     (``errors.failed_incr``: one per translation answered with ``ok = 0``, one cycle after the
     response entered the output register; ``errors.dropped_incr``: one per packet dropped, docs/regs.md)
     and the GAT base-address table's synchronous read port (``gat_base.addr``/``data``: data one cycle
-    after the address).
+    after the address); ``irq.status.atu_flush_done_event`` strobes with ``done_set``, so a completed
+    flush also sets the interrupt status bit (an MSI-style write when ``irq.mask.atu_flush_done`` is set).
 """
 
 from amaranth.hdl import Module
@@ -103,8 +104,8 @@ def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request
 
 
 #: the part of the register map (``rdl/nic_regs.rdl``) the ATU owns: its block (flush request, counters,
-#: GAT base-address table)
-REGISTERS = ("atu",)
+#: GAT base-address table) and the interrupt status bit of a completed flush
+REGISTERS = ("atu", "irq.status.atu_flush_done")
 
 
 class Atu(wiring.Component):
@@ -180,6 +181,7 @@ class Atu(wiring.Component):
             flush.control.tlb.eq(regs.flush.tlb), flush.control.ats.eq(regs.flush.ats),
             flush.control.start.eq(regs.flush.start),
             regs.flush.done_set.eq(flush.control.done), regs.flush_counters.atu_flushes_incr.eq(flush.control.done),
+            self.regs.irq.status.atu_flush_done_event.eq(flush.control.done),
             regs.flush_counters.tlb_flushes_incr.eq(flush.invalidate.valid),
             regs.tlb_counters.hits_incr.eq(lookup.hit), regs.tlb_counters.misses_incr.eq(lookup.miss),
             regs.errors.failed_incr.eq(tx.failed), regs.errors.dropped_incr.eq(rx.dropped | flush.dropped),

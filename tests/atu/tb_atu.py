@@ -29,6 +29,7 @@ A = CFG["atu"]
 REGS = RegModel.from_config(CFG)
 FLUSH, TLB_CNT, FLUSH_CNT, ERR_CNT = (REGS.addr(f"atu.{r}") for r in ("flush", "tlb_counters", "flush_counters",
                                                                         "errors"))
+IRQ_STATUS = REGS.addr("irq.status")
 REGS_PORT = CFG["regs"]["htax_port"]
 ATU_PORT = A["htax_port"]
 VPIDS = CFG["system"]["vpids"]
@@ -442,7 +443,15 @@ async def registration_sequence(dut):
     assert u.results[-1][1].cause == AtsCause.INVALID_GATE and not u.results[-1][1].ok
     _, _, tf, af = await read_counters(host)
     assert (tf, af) == (1, 1)
-    # a flush of the TLB only, without FUs
+    # a completed flush also sets irq.status.atu_flush_done (write one to clear); with its mask bit set,
+    # the next one sends an interrupt; a flush of the TLB only, without FUs
+    assert await host.read64(IRQ_STATUS) & 1
+    await host.write64(IRQ_STATUS, 1)
+    assert not await host.read64(IRQ_STATUS) & 1
+    await host.write64(REGS.addr("irq.mask"), 1)
     await flush(host, nla_page, tlb=1, ats=0)
     assert len(u.flushes) == 1
+    irqs = await host.wait_interrupt()
+    assert len(irqs) == 1 and irqs[0][0] == CFG["system"]["msi_address"], irqs
+    assert await host.read64(IRQ_STATUS) & 1
     check_clean(host, units)
