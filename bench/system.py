@@ -22,11 +22,15 @@ Figures, each beside the dissertation's (ch. 9, table 7-10):
 * ``dma_read_port_cycles``: the calibration check (table 3-1's t_dm, 44 cycles);
 * ``sim_cycles_per_s``: simulation speed of the 2-node system and of an 8-node ring.
 
+* ``phit32_*``: the same two nodes over ``configs/phit32.toml`` (32-bit phits, ch. 7.8): latency,
+  streaming and message-rate figures; ``link_efficiency`` (both widths): put and get at 4 KiB over the raw link
+  bandwidth (``phit_bits / 8`` bytes per cycle).
+
 ``--quick``: a few sizes, nothing written (a check of the testbench).  ``--no-ring``: without the
-8-node ring.  ``--from-raw``: no simulation, the JSON and the plots from the testbenches' raw results
-of the last run (``build/bench/system_raw/``).  Run time on the two-core project machine: the 2-node
-bench about 2.5 minutes with its build, the 8-node ring about 5 (most of it the elaboration of eight
-NICs); the builds are cached in ``build/sim/``.
+8-node ring; ``--no-phit32``: without the 32-bit-phit NIC.  ``--from-raw``: no simulation, the JSON
+and the plots from the testbenches' raw results of the last run (``build/bench/system_raw/``).  Run
+time on the two-core project machine: each 2-node bench about 2.5 minutes with its build, the 8-node
+ring about 5 (most of it the elaboration of eight NICs); the builds are cached in ``build/sim/``.
 """
 
 import argparse
@@ -42,9 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import BENCH_DIR, DOCS_DIR, SUB, TABLE_9_1, write_bench  # noqa: E402
 
+from rtl.config import load  # noqa: E402
 from sim.host_timing import HostTiming  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from sim.tops.configs import nic_config, ring_config  # noqa: E402
+from sim.tops.configs import CONFIGS, nic_config, ring_config  # noqa: E402
 from sim.tops.nic import NicSystem  # noqa: E402
 
 SOFTWARE_NS = 300                   # table 9-2, software overhead per operation
@@ -67,13 +72,23 @@ def cxx_opt():
     return os.environ.get("EXTOLL_CXX_OPT", "-O2")
 
 
-def run_pair(params):
+def phit32_config():
+    """:func:`nic_config` over ``configs/phit32.toml``, with the ``[link]`` section that file gives the NIC
+    (``configs/test_nic.toml``'s smaller receive and replay buffers are enough for 16-bit phits, but
+    their credit loop would bound a 32-bit link: 32 beats per round trip)."""
+    cfg = nic_config(CONFIGS / "phit32.toml")
+    cfg["link"].update(load(CONFIGS / "phit32.toml")["link"])
+    return cfg
+
+
+def run_pair(params, cfg=None, name="nic_system2"):
+    """The 2-node testbench on ``cfg`` (default :func:`nic_config`)."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "system.json"
         t = time.perf_counter()
-        run_cocotb(NicSystem(nic_config()), name="nic_system2", test_module="tests.nic.tb_nic_bench",
+        run_cocotb(NicSystem(cfg or nic_config()), name=name, test_module="tests.nic.tb_nic_bench",
                    params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
-        print(f"2-node bench: {time.perf_counter() - t:.0f} s (build included)")
+        print(f"2-node bench ({name}): {time.perf_counter() - t:.0f} s (build included)")
         return json.loads(out.read_text())
 
 
@@ -130,11 +145,11 @@ def derive(raw, t, ring):
     res["stream_summary"] = {
         "max_MBps_put": max(res["stream_put_MBps"].values()), "max_MBps_get": max(res["stream_get_MBps"].values()),
         "max_MBps_velo": velo_max, "velo_n_half_bytes": n_half(res["stream_velo_MBps"]),
+        "put_n_half_bytes": n_half(res["stream_put_MBps"]), "get_n_half_bytes": n_half(res["stream_get_MBps"]),
         "put_passes_velo_bytes": first_size(res["stream_put_MBps"], velo_max),
         "get_passes_velo_bytes": first_size(res["stream_get_MBps"], velo_max)}
     res["stream_summary_dissertation"] = FIG_9_5
-    link_mbps = 16 / 8 * mhz                    # one 16-bit phit per cycle each way
-    res["link_raw_MBps"] = round(link_mbps, 1)
+    res.update(link_figures(res, mhz, 16))
 
     rates = {"velo_8B": raw["rate_velo_8B"], "notification_put": raw["rate_notification_put"],
              "put_8B": raw["rate_put_8B"]}
@@ -192,6 +207,32 @@ def derive(raw, t, ring):
     return res
 
 
+def link_figures(res, mhz, phit_bits):
+    """The raw link bandwidth (one phit per cycle each way) and the share of it put and get reach at
+    their largest size (goal 0.91, issue 44)."""
+    raw = phit_bits / 8 * mhz
+    last = {kind: list(res[f"stream_{kind}_MBps"].values())[-1] for kind in ("put", "get")}
+    return {"link_raw_MBps": round(raw, 1),
+            "link_efficiency": {f"{kind}_{max(xs_of(res[f'stream_{kind}_MBps']))}B": round(v / raw, 3)
+                                for kind, v in last.items()}}
+
+
+def xs_of(curve):
+    return [int(k[:-1]) for k in curve]
+
+
+#: the figures of the 32-bit-phit NIC that bench/system.json keeps (as ``phit32_<key>``)
+PHIT32_KEYS = ("pingpong_velo_cycles", "pingpong_put_cycles", "get_cycles", "stream_velo_MBps", "stream_put_MBps",
+               "stream_get_MBps", "stream_summary", "message_rate_Mps", "link_raw_MBps", "link_efficiency")
+
+
+def derive_phit32(raw, t):
+    """The 32-bit-phit NIC's figures (``configs/phit32.toml``, ch. 7.8), keys prefixed ``phit32_``."""
+    full = derive(raw, t, None)
+    full.update(link_figures(full, 1000 / t.cycle_ns, 32))
+    return {f"phit32_{k}": full[k] for k in PHIT32_KEYS}
+
+
 def check(res):
     """The calibration the ns figures rest on: a DMA read's round trip at the port is t_dm."""
     if res["dma_read_port_cycles"] != res["dma_read_port_cycles_table_3_1"]:
@@ -208,14 +249,11 @@ def plots(res):
         print("matplotlib missing: no plots")
         return
 
-    def xs(curve):
-        return [int(k[:-1]) for k in curve]
-
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for name, label in (("pingpong_velo", "VELO (half round trip)"), ("pingpong_put", "put (half round trip)"),
                         ("get", "get")):
         c = res[f"{name}_ns_with_software"]
-        ax.plot(xs(c), list(c.values()), "o-", label=label)
+        ax.plot(xs_of(c), list(c.values()), "o-", label=label)
     ref = res["pingpong_ns_fig_9_1"]
     ax.plot([8, 8, 8], [ref["velo_8B"], ref["put_8B"], ref["get_8B"]], "kx", markersize=9,
             label="dissertation, 8 B (fig. 9-1, tables 7-7, 9-1)")
@@ -231,19 +269,24 @@ def plots(res):
     fig.savefig(DOCS_DIR / "nic_latency_vs_size.png", dpi=100)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(6, 3.8))
-    for kind in ("velo", "put", "get"):
+    fig, ax = plt.subplots(figsize=(6, 4.4))
+    for k, kind in enumerate(("velo", "put", "get")):
         c = res[f"stream_{kind}_MBps"]
-        ax.plot(xs(c), list(c.values()), "o-", label=f"{kind}")
+        ax.plot(xs_of(c), list(c.values()), "o-", color=f"C{k}", label=f"{kind}, 16-bit phits")
+        if f"phit32_stream_{kind}_MBps" in res:
+            c = res[f"phit32_stream_{kind}_MBps"]
+            ax.plot(xs_of(c), list(c.values()), "s--", color=f"C{k}", label=f"{kind}, 32-bit phits")
     ax.axhline(res["stream_summary_dissertation"]["max_MBps"], color="k", ls="--", lw=1,
                label="dissertation maximum, 275 MB/s (table 7-7)")
     ax.axhline(res["link_raw_MBps"], color="grey", ls=":", lw=1, label="link, 16 bits per cycle")
+    if "phit32_link_raw_MBps" in res:
+        ax.axhline(res["phit32_link_raw_MBps"], color="grey", ls="-.", lw=1, label="link, 32 bits per cycle")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("operation size [bytes]")
     ax.set_ylabel("bandwidth [MB/s]")
     ax.set_title("Two NICs back to back: streaming bandwidth (fig. 9-5)", fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(DOCS_DIR / "nic_bandwidth_vs_size.png", dpi=100)
     plt.close(fig)
@@ -273,6 +316,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a few sizes, write nothing")
     ap.add_argument("--no-ring", action="store_true", help="without the 8-node ring's simulation speed")
+    ap.add_argument("--no-phit32", action="store_true", help="without the 32-bit-phit NIC (configs/phit32.toml)")
     ap.add_argument("--from-raw", action="store_true",
                     help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
     args = ap.parse_args()
@@ -284,17 +328,22 @@ def main():
                   "ops": ["velo", "put", "get"], "idle_cycles": 2000}
     if args.from_raw:
         raw = json.loads((RAW_DIR / "pair.json").read_text())
-        ring_path = RAW_DIR / "ring.json"
+        ring_path, p32_path = RAW_DIR / "ring.json", RAW_DIR / "pair_phit32.json"
         ring = json.loads(ring_path.read_text()) if ring_path.exists() and not args.no_ring else None
+        raw32 = json.loads(p32_path.read_text()) if p32_path.exists() and not args.no_phit32 else None
     else:
         raw = run_pair(params)
+        raw32 = (run_pair(params, phit32_config(), "nic_system2_phit32")
+                 if not args.no_phit32 and not args.quick else None)
         ring = run_ring() if not args.no_ring and not args.quick else None
         if not args.quick:
             RAW_DIR.mkdir(parents=True, exist_ok=True)
-            (RAW_DIR / "pair.json").write_text(json.dumps(raw, indent=1) + "\n")
-            if ring:
-                (RAW_DIR / "ring.json").write_text(json.dumps(ring, indent=1) + "\n")
+            for fname, got in (("pair.json", raw), ("pair_phit32.json", raw32), ("ring.json", ring)):
+                if got:
+                    (RAW_DIR / fname).write_text(json.dumps(got, indent=1) + "\n")
     res = derive(raw, t, ring)
+    if raw32:
+        res.update(derive_phit32(raw32, t))
     check(res)
     if args.quick:
         print(json.dumps(res, indent=1))
@@ -304,6 +353,8 @@ def main():
                   "port, 8 VPIDs, 4 nodes, 64 TLB entries",
         "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b), cable latency 2 cycles each way",
         "ring": "NicSystem(ring_config(8), nodes=8, topology='ring'): two link ports per node",
+        "phit32": "the same two nodes over configs/phit32.toml ([link] phit_bits = 32, ch. 7.8) with that "
+                  "file's whole [link] section (128-beat receive buffers, 32 replay flits): the phit32_* figures",
         "htax_variant": cfg["htax"]["variant"], "address_mode": "virtual (ATU), TLBs warm",
         "clock_mhz": cfg["system"]["clock_mhz"], "cxx_opt": cxx_opt(),
         "host_timing_ns": {"t_cc": t.cpu_cache_ns, "t_cm": t.cpu_memory_ns, "t_cd": t.cpu_device_ns,
