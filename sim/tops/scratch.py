@@ -27,7 +27,8 @@ offset   name            access
 =======  ==============  =========================================================================
 
 Bad input has a defined outcome: a malformed packet is consumed and counted; a READ of an unmapped
-offset is answered with status NO_TARGET, a malformed READ with MALFORMED; a WRITE to an unmapped
+offset is answered with status NO_TARGET, a malformed READ with MALFORMED (one that arrives on another
+VC while the previous read still waits for or is in its response is only counted); a WRITE to an unmapped
 offset is dropped and counted; a DMA job whose scratch range exceeds the RAM, or whose host reads come
 back with an error status, completes with the failure bit set.
 
@@ -213,6 +214,9 @@ class ScratchReceive(wiring.Component):
         beat_idx = Signal(4)
         drop = Signal()
         in_pkt = Signal()
+        # the response has left: the next READ may come (a READ header below in the same cycle wins)
+        with m.If(req.done):
+            m.d.sync += req.pending.eq(0)
         with m.If(rx.transfer()):
             with m.If(rx.payload.first):
                 m.d.sync += [hdr.eq(rx.payload.word.header), beat_idx.eq(0), in_pkt.eq(~rx.payload.last)]
@@ -220,11 +224,6 @@ class ScratchReceive(wiring.Component):
             with m.Else():
                 m.d.sync += [beat_idx.eq(beat_idx + 1), in_pkt.eq(~rx.payload.last)]
                 self._data_beat(m, hdr, beat_idx, drop)
-        # the response has left: the next READ may come.  This takes precedence over a header above:
-        # a READ that arrives malformed on another VC in the cycle a response ends is not answered
-        # (only counted); well-formed READs wait on the NONPOSTED VC until then.
-        with m.If(req.done):
-            m.d.sync += req.pending.eq(0)
         return m
 
     def _header(self, m, drop):
@@ -235,7 +234,11 @@ class ScratchReceive(wiring.Component):
         m.d.sync += drop.eq(bad)
         with m.If(bad):
             m.d.comb += self.error.eq(1)
-            with m.If(h.cmd == HtaxCmd.READ):
+            # Well-formed READs wait on the NONPOSTED VC while a response is pending.  A malformed one on
+            # another VC then is only counted: recording it would replace the pending READ, which may
+            # still wait for the transmitter (busy with a DMA packet), and that READ would never be
+            # answered.
+            with m.If((h.cmd == HtaxCmd.READ) & (~req.pending | req.done)):
                 m.d.sync += [req.pending.eq(1), req.header.eq(h), req.source.eq(0),
                              req.header.status.eq(HtaxStatus.MALFORMED)]
         with m.Elif(h.cmd == HtaxCmd.READ):

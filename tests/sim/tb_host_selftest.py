@@ -248,5 +248,26 @@ async def bad_input_has_defined_outcomes(dut):
     await host.wait_interrupt(count=len(host.interrupts) + 1, timeout_cycles=100000)
     await host.cycles(20)
     assert await host.read64(REG["DMA_STATUS"]) == 4
+    # a malformed READ (on the POSTED VC) while an 8-word read waits for its response: the transmitter
+    # is busy with a DMA job's writes to the host, so the read waits behind the current write packet.
+    # The stray READ is counted, not answered, and the waiting read is answered unchanged.
+    line = [0x1000 + i for i in range(8)]
+    await host.write(ram_addr(8), b"".join(w.to_bytes(8, "little") for w in line))
+    writes = host.stats["dma_writes"]
+    job = cocotb.start_soon(run_dma(host, to_host=True, host_addr=mem.alloc(4096, owner=2), local=0, length=256))
+    while host.stats["dma_writes"] < writes + 2:
+        await host.cycles(1)
+    offered = len(host.sent_log)
+    read = cocotb.start_soon(host.read_raw(ram_addr(8), 8))
+    while len(host.sent_log) == offered:            # the READ's header is on the link
+        await host.cycles(1)
+    stray = HtaxPacket(HtaxCmd.READ, src=0, dst=DUT_PORT, tag=30, addr=REG["SCRATCH"], length=1, first_be=0xFF,
+                       vc=HtaxVC.POSTED)
+    host.send_beats(stray.beats(), HtaxVC.POSTED)
+    errors += 1
+    assert await read == (HtaxStatus.OK, line)
+    assert await job == 5                           # the fifth DMA job, completed without failure
+    await host.cycles(50)
+    assert not [p for p in host.received if p.cmd == HtaxCmd.RESPONSE and p.tag == 30], "the stray READ was answered"
     assert await host.read64(REG["ERRORS"]) == errors
     assert host.errors == []
