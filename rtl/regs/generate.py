@@ -138,18 +138,20 @@ def _markdown_exporter():
 def _docs(root, md_path, html_dir, rdl):
     from peakrdl_html import HTMLExporter
 
+    if html_dir is not None:
+        HTMLExporter().export(root.top, str(html_dir), title="EXTOLL NIC registers")
+    # the Markdown last: its presence says the documentation is complete
     tmp = Path(md_path).with_name(f".md.{os.getpid()}.md")
     _markdown_exporter().export(root.top, str(tmp), input_files=[os.path.relpath(rdl, ROOT)])
     _write(md_path, tmp.read_text())
     tmp.unlink()
-    if html_dir is not None:
-        HTMLExporter().export(root.top, str(html_dir), title="EXTOLL NIC registers")
 
 
 def generate(cfg=None, *, rdl=RDL, out=None, revision=None, docs=True, update_docs=None):
     """Generate every output; return ``{"key", "dir", "py", "h", "md", "html", "parameters"}``.
 
-    Outputs are regenerated only when the key (RDL text, parameters, generator sources) changed.
+    Outputs are regenerated only when the key (RDL text, parameters, generator sources) changed; the
+    documentation (``docs``) also when an earlier call of the same key was made without it.
     ``update_docs``: also write ``docs/registers.md`` (default: when ``cfg`` is the default
     configuration and ``rdl`` the repository's RDL).
     """
@@ -174,10 +176,9 @@ def generate(cfg=None, *, rdl=RDL, out=None, revision=None, docs=True, update_do
         tmp_h = d / f".{TOP}.{os.getpid()}.h"
         CHeaderExporter().export(root.top, str(tmp_h), generate_bitfields=False, reuse_typedefs=False)
         os.replace(tmp_h, paths["h"])
-        if docs:
-            doc_root = compile_rdl(dict(params, REVISION=0, DIRTY=False), rdl)
-            _docs(doc_root, paths["md"], paths["html"], rdl)
         stamp.write_text("ok\n")
+    if docs and not paths["md"].exists():
+        _docs(compile_rdl(dict(params, REVISION=0, DIRTY=False), rdl), paths["md"], paths["html"], rdl)
     if update_docs is None:
         update_docs = Path(rdl) == RDL and _is_default(cfg)
     if update_docs and docs and paths["md"].exists():

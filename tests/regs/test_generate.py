@@ -88,6 +88,17 @@ def test_one_rdl_change_regenerates_everything(tmp_path):
     assert "spare" not in (ROOT / "docs" / "registers.md").read_text()
 
 
+def test_docs_follow_a_generation_without_them(tmp_path):
+    """A first call without documentation (as the RTL tests make it) does not keep a later call of the
+    same key from writing it."""
+    cfg, out = load(), tmp_path / "out"
+    first = generate(cfg, out=out, revision=(0, False), docs=False, update_docs=False)
+    assert first["py"].exists() and not first["md"].exists()
+    second = generate(cfg, out=out, revision=(0, False), update_docs=False)
+    assert second["key"] == first["key"]
+    assert "atu_flush_done" in second["md"].read_text() and (second["html"] / "index.html").exists()
+
+
 def test_docs_are_generated_from_the_rdl():
     paths = generate(load(), revision=(0, False))
     assert (ROOT / "docs" / "registers.md").read_text() == paths["md"].read_text()
