@@ -137,11 +137,13 @@ class RmaPort:
         await self.node.host.write(addr, word.to_bytes(16, "little"))
 
     @staticmethod
-    def operand(local, nbytes):
-        """``(units, cache_line)`` for ``nbytes`` at ``local``: lines when aligned whole lines, else
-        quadwords."""
-        if nbytes <= 0 or nbytes % 8 or local % 8:
-            raise ValueError(f"put/get moves whole aligned quadwords, not {nbytes} bytes at {local:#x}")
+    def operand(local, remote, nbytes):
+        """``(units, cache_line)`` for ``nbytes`` between ``local`` and ``remote``: lines when aligned
+        whole lines, else quadwords.  The descriptor holds quadword addresses, so both must be 8-byte
+        aligned (a ``ValueError`` otherwise, never a silently truncated address)."""
+        if nbytes <= 0 or nbytes % 8 or local % 8 or remote % 8:
+            raise ValueError(f"put/get moves whole aligned quadwords, not {nbytes} bytes between {local:#x} "
+                             f"and {remote:#x}")
         if nbytes % LINE_BYTES == 0 and local % LINE_BYTES == 0 and nbytes // LINE_BYTES <= MAX_UNITS:
             return nbytes // LINE_BYTES, 1
         if nbytes // 8 <= MAX_UNITS:
@@ -149,16 +151,18 @@ class RmaPort:
         raise ValueError(f"{nbytes} bytes at {local:#x} fit neither 64 quadwords nor 64 aligned lines")
 
     async def put(self, dst_node, dst_vpid, local, remote, nbytes, *, notify=(1, 1, 0), irq=0):
-        units, line = self.operand(local, nbytes)
+        units, line = self.operand(local, remote, nbytes)
         await self.post(RmaCommand.PUT, dst_node=dst_node, dst_vpid=dst_vpid, local=local, remote=remote,
                         units=units, cache_line=line, notify=notify, irq=irq)
 
     async def get(self, dst_node, dst_vpid, local, remote, nbytes, *, notify=(0, 1, 0), irq=0):
-        units, line = self.operand(local, nbytes)
+        units, line = self.operand(local, remote, nbytes)
         await self.post(RmaCommand.GET, dst_node=dst_node, dst_vpid=dst_vpid, local=local, remote=remote,
                         units=units, cache_line=line, notify=notify, irq=irq)
 
     async def immediate_put(self, dst_node, dst_vpid, remote, value, *, notify=False, irq=0):
+        if remote % 8:
+            raise ValueError(f"an immediate put writes one aligned quadword, not at {remote:#x}")
         await self.post(RmaCommand.IMMEDIATE_PUT, dst_node=dst_node, dst_vpid=dst_vpid, remote=remote,
                         payload=value, notify=(0, int(notify), 0), irq=irq)
 

@@ -126,7 +126,7 @@ def poster(origin, local, remote, name, i, nbytes=8):
     command, notify = OPS[name]
     kw = dict(dst_node=1, dst_vpid=TARGET_VPID, notify=notify)
     if command in (RmaCommand.PUT, RmaCommand.GET):
-        units, line = origin.operand(local, nbytes)
+        units, line = origin.operand(local, remote, nbytes)
         kw.update(local=local, remote=remote, units=units, cache_line=line)
     elif command == RmaCommand.LOCK:
         kw.update(lock=3, compare=MAX_INT, add=1)
