@@ -4,6 +4,7 @@ wire with random stalls (every item arrives once, in order, with the cycles the 
 rule checks of the sinks against deliberately broken sources, and the host responder against a Python
 memory."""
 
+import os
 import random
 
 import pytest
@@ -28,8 +29,8 @@ from sim.memory import HostMemory
 
 
 def _seeded():
-    seed = random.randrange(1 << 30)
-    print(f"seed {seed}")
+    seed = int(os.environ.get("SEED", random.randrange(1 << 30)))
+    print(f"seed {seed} (replay with SEED={seed})")
     return seed, random.Random(seed)
 
 
@@ -105,7 +106,9 @@ def test_stream_source_sink_through_fifo():
     assert [p for _, p in src.sent] == items
     # a buffered FIFO: an item leaves at least one cycle after it entered; idle and stall did happen
     assert all(t_out > t_in for (t_in, _), (t_out, _) in zip(src.sent, snk.items, strict=True)), f"seed {seed}"
-    assert snk.items[-1][0] > 2 * len(items), f"seed {seed}: no stalls"
+    # (without idles and stalls the last item would leave near cycle 300; with them about 600: the
+    # source offers in 60 % of the cycles, the sink takes in 50 %)
+    assert snk.items[-1][0] > 1.3 * len(items), f"seed {seed}: no stalls"
 
 
 def test_stream_get_and_send_own_clock():
