@@ -118,8 +118,8 @@ def n_half(curve):
     return next(int(k[:-1]) for k, v in curve.items() if v >= top / 2)
 
 
-def derive(raw, t, ring):
-    """The JSON's figures from the testbench's raw cycle counts."""
+def derive(raw, t, ring, phit_bits):
+    """The JSON's figures from the testbench's raw cycle counts, for a link of ``phit_bits``."""
     mhz = 1000 / t.cycle_ns
     one_way = t.host_ns(stores=1, polls=1)
     res = {}
@@ -149,7 +149,7 @@ def derive(raw, t, ring):
         "put_passes_velo_bytes": first_size(res["stream_put_MBps"], velo_max),
         "get_passes_velo_bytes": first_size(res["stream_get_MBps"], velo_max)}
     res["stream_summary_dissertation"] = FIG_9_5
-    res.update(link_figures(res, mhz, 16))
+    res.update(link_figures(res, mhz, phit_bits))
 
     rates = {"velo_8B": raw["rate_velo_8B"], "notification_put": raw["rate_notification_put"],
              "put_8B": raw["rate_put_8B"]}
@@ -211,10 +211,9 @@ def link_figures(res, mhz, phit_bits):
     """The raw link bandwidth (one phit per cycle each way) and the share of it put and get reach at
     their largest size (goal 0.91, issue 44)."""
     raw = phit_bits / 8 * mhz
-    last = {kind: list(res[f"stream_{kind}_MBps"].values())[-1] for kind in ("put", "get")}
+    largest = {kind: list(res[f"stream_{kind}_MBps"].items())[-1] for kind in ("put", "get")}  # curves rise in size
     return {"link_raw_MBps": round(raw, 1),
-            "link_efficiency": {f"{kind}_{max(xs_of(res[f'stream_{kind}_MBps']))}B": round(v / raw, 3)
-                                for kind, v in last.items()}}
+            "link_efficiency": {f"{kind}_{size}": round(v / raw, 3) for kind, (size, v) in largest.items()}}
 
 
 def xs_of(curve):
@@ -226,10 +225,9 @@ PHIT32_KEYS = ("pingpong_velo_cycles", "pingpong_put_cycles", "get_cycles", "str
                "stream_get_MBps", "stream_summary", "message_rate_Mps", "link_raw_MBps", "link_efficiency")
 
 
-def derive_phit32(raw, t):
+def derive_phit32(raw, t, phit_bits):
     """The 32-bit-phit NIC's figures (``configs/phit32.toml``, ch. 7.8), keys prefixed ``phit32_``."""
-    full = derive(raw, t, None)
-    full.update(link_figures(full, 1000 / t.cycle_ns, 32))
+    full = derive(raw, t, None, phit_bits)
     return {f"phit32_{k}": full[k] for k in PHIT32_KEYS}
 
 
@@ -320,7 +318,7 @@ def main():
     ap.add_argument("--from-raw", action="store_true",
                     help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
     args = ap.parse_args()
-    cfg = nic_config()
+    cfg, cfg32 = nic_config(), phit32_config()
     t = HostTiming.from_config(cfg)
     params = {}
     if args.quick:
@@ -333,7 +331,7 @@ def main():
         raw32 = json.loads(p32_path.read_text()) if p32_path.exists() and not args.no_phit32 else None
     else:
         raw = run_pair(params)
-        raw32 = (run_pair(params, phit32_config(), "nic_system2_phit32")
+        raw32 = (run_pair(params, cfg32, "nic_system2_phit32")
                  if not args.no_phit32 and not args.quick else None)
         ring = run_ring() if not args.no_ring and not args.quick else None
         if not args.quick:
@@ -341,9 +339,9 @@ def main():
             for fname, got in (("pair.json", raw), ("pair_phit32.json", raw32), ("ring.json", ring)):
                 if got:
                     (RAW_DIR / fname).write_text(json.dumps(got, indent=1) + "\n")
-    res = derive(raw, t, ring)
+    res = derive(raw, t, ring, cfg["link"]["phit_bits"])
     if raw32:
-        res.update(derive_phit32(raw32, t))
+        res.update(derive_phit32(raw32, t, cfg32["link"]["phit_bits"]))
     check(res)
     if args.quick:
         print(json.dumps(res, indent=1))
