@@ -85,6 +85,9 @@ class Nic(wiring.Component):
         ``htax.tx`` carries packets to the host, ``htax.rx`` packets from it.
     phy : Out(PhySignature([link] phit_bits)).array([xbar] link_ports)
         Link port ``k``'s phits to and from its PHY (SERDES or cable model).
+    irq : Out(1)
+        The register file's interrupt level: an enabled interrupt status bit is set (the MSI write is
+        sent as well).
 
     Raises
     ------
@@ -100,7 +103,8 @@ class Nic(wiring.Component):
             raise ValueError(f"[regs] link_ports must be at least [xbar] link_ports {self.link_ports}, "
                              f"not {cfg['regs']['link_ports']}")
         super().__init__({"htax": Out(HtaxPortSignature()),
-                          "phy": Out(PhySignature(cfg["link"]["phit_bits"])).array(self.link_ports)})
+                          "phy": Out(PhySignature(cfg["link"]["phit_bits"])).array(self.link_ports),
+                          "irq": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -127,6 +131,7 @@ class Nic(wiring.Component):
         for k in range(self.link_ports):
             wiring.connect(m, net.phy[k], wiring.flipped(self.phy[k]))
 
+        m.d.comb += self.irq.eq(rf.irq)
         connect_atu_regs(m, atu, rf)
         connect_rma_regs(m, rma, rf)
         connect_velo_regs(m, velo, rf)

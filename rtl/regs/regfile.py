@@ -58,6 +58,8 @@ class RegisterFile(wiring.Component):
     hw : Out(Signature(port_members(regmap)))
         The units' view of the registers (:func:`rtl.common.regspec.port_members`; member names in
         docs/regs.md, "Field semantics").
+    irq : Out(1)
+        An enabled interrupt status bit is set (level; the interrupt wire of a host bus without MSI).
 
     Raises
     ------
@@ -85,6 +87,7 @@ class RegisterFile(wiring.Component):
         super().__init__({
             "htax": Out(HtaxPortSignature()),
             "hw": Out(wiring.Signature(members)),
+            "irq": Out(1),
         })
         self._flops, self._arrays = [], []
         self._collect(regmap, 0, self.hw, regmap.name)
@@ -170,6 +173,6 @@ class RegisterFile(wiring.Component):
             fl.rx_dropped.eq(rx.dropped), fl.answered.eq(reader.response.load_header),
             fl.status.eq(reader.response.status),
             tx.pending.eq(fl.pending), tx.irq_written.eq(fl.irq_written),
-            tx.msi_addr.eq(fl.msi_addr), tx.msi_data.eq(fl.msi_data),
+            tx.msi_addr.eq(fl.msi_addr), tx.msi_data.eq(fl.msi_data), self.irq.eq(fl.pending),
         ]
         return m

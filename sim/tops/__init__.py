@@ -11,5 +11,7 @@ units from ``rtl/`` with what a testbench needs around them:
 * :mod:`.fabric`, :mod:`.netport`, :mod:`.xbar`: network-layer tops with counting endpoints;
 * :mod:`.scratch`: ``HtaxScratch``, the host model's self-test target (a harness unit for
   ``make report UNIT=scratch``);
+* :mod:`.hostbus`: ``HostbusTop`` (the AXI4 host bus bridge with flat AXI ports);
+* :mod:`.axi_loop`: ``AxiLoop`` (the AXI host model's self-test: ``s_axi`` wired to ``m_axi``);
 * :mod:`.configs`: the configurations tests, benches and ``make demo`` elaborate (``configs/test_*.toml``).
 """
