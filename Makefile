@@ -70,9 +70,9 @@ soak: $(STAMP)
 	EXTOLL_CXX_OPT=-O2 VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
 	  $(PY) -m pytest -n $(JOBS) -m soak tests
 
-## demo      two simulated NICs through the driver API: VELO, put, get, lock, with cycles and ns (sim/demo.py)
+## demo      two simulated NICs through the driver API: VELO, put, get, lock, with cycles and ns (sim/demo.py; BUS=axi: nic_axi)
 demo: $(STAMP)
-	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m sim.demo $(if $(SEED),--seed $(SEED))
+	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m sim.demo $(if $(SEED),--seed $(SEED)) $(if $(BUS),--bus $(BUS))
 
 ## formal    SymbiYosys proofs (yices) from formal/<unit>.py
 formal: $(STAMP)

@@ -80,6 +80,8 @@ SOURCES = {
     "reports/rma": "make report UNIT=rma",
     "bench/system": "python bench/system.py",
     "reports/nic": "make report UNIT=nic CONFIG=configs/fpga_85f.toml",
+    "bench/hostbus": "python bench/hostbus.py",
+    "reports/hostbus": "make report UNIT=hostbus",
 }
 
 _FMAX = at_least(200)
@@ -135,6 +137,7 @@ _VELO = "VELO (`rtl/velo`, issue 35)"
 _RMA = "RMA (`rtl/rma`, two nodes, 4-port HTAX; definitions in `docs/rma.md`)"
 _SYS = "Two NICs back to back (`bench/system.py`, issue 37)"
 _NIC = "The NIC, `configs/fpga_85f.toml`: 4 link ports; the default's 6 do not fit (`docs/nic.md`)"
+_HOSTBUS = "AXI4 host bus bridge (`rtl/hostbus`, `nic_axi.v`, issue 46; definitions in `docs/hostbus.md`)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
 
@@ -293,6 +296,15 @@ METRICS = [
            "1.375 (table 9-3)"),
     Metric(_SYS, "bench/system", "breakdown_velo_cycles", "breakdown, VELO 8 B one way (fig. 7-15)", "cycles"),
     Metric(_SYS, "bench/system", "sim_cycles_per_s", "simulation speed, Verilator", "cycles/s"),
+    Metric(_HOSTBUS, "bench/hostbus",
+           "store_8b_wlast_to_header_cycles+store_64b_wlast_to_header_cycles+read_header_to_arvalid_cycles",
+           "added latency: CPU store of 8 / 64 B (last W beat to HTAX header) / DMA read (READ to ARVALID)",
+           "cycles", at_most(2)),
+    Metric(_HOSTBUS, "bench/hostbus", "rlast_to_response_header_cycles+dma_read_round_trip_cycles",
+           "DMA read of 8 words: RLAST to RESPONSE header / READ in to RESPONSE out at 44-cycle memory", "cycles"),
+    Metric(_HOSTBUS, "bench/hostbus", "dma_read_words_per_cycle",
+           "DMA read rate, 8-word reads, 32 IDs, 44-cycle memory (HTAX bound 8/9)", "words/cycle", at_least(0.9)),
+    *_resources(_HOSTBUS, "hostbus", fmax_goal=at_least(156.25), diss={"ecp5_fmax_mhz": _CORE_CLOCK}),
     Metric(_NIC, "reports/nic", "ecp5_fmax_mhz", "ECP5 Fmax (median over the nextpnr seeds run)", "MHz",
            at_least(156.25), _CORE_CLOCK),
     Metric(_NIC, "reports/nic", "ecp5_lut4+ecp5_ff+ecp5_dp16kd", "ECP5 LUT4 / flip-flops / DP16KD (18 kbit)", "",

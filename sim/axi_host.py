@@ -24,9 +24,12 @@ cocotbext-axi:
   (default: t_dm = 280 ns of table 3-1 at the configured clock) plus a random
   0..``jitter_cycles``: RVALID is first high in cycle ``a + latency`` when the AR handshake happened at
   the rising edge that starts cycle ``a``.  Responses leave in the order of their ARs, whatever their
-  IDs.  A read that touches unallocated memory is answered with all its beats, RRESP SLVERR and zero
-  data, and recorded in :attr:`~AxiHostModel.errors` (and in the memory's ``violations``).  A write
-  burst is applied when its last beat has arrived, with its WSTRB bytes, as one
+  IDs, unless ``reorder`` (then when due, in order per ID) and ``interleave`` (beats of bursts due
+  together alternate) ask for what an AXI interconnect may do; ``write_delay_cycles`` applies a write
+  that long after its last beat, while reads go on.  A read that touches unallocated memory is
+  answered with all its beats, RRESP SLVERR and zero data, and recorded in
+  :attr:`~AxiHostModel.errors` (and in the memory's ``violations``).  A write burst is applied when
+  its last beat has arrived, with its WSTRB bytes, as one
   :meth:`~sim.memory.HostMemory.device_write` (logged and ownership-checked; a refused write is a
   memory violation and still answered OKAY, as the posted write it is on HTAX); a write into the MSI
   page ``[msi_address, msi_address + 4096)`` is captured in :attr:`~AxiHostModel.interrupts` as
@@ -56,18 +59,18 @@ ports' loggers to WARNING.
 Not provided, unlike :class:`~sim.host.HostModel`: the HTAX-level parts (``send``, ``send_beats``,
 ``source``, ``sink``, ``received``, ``arrivals``, ``sent_log``, ``route``, ``host_port``), the
 write-combining split (``wc_split_probability``: an AXI store is always one burst;
-``stats["wc_splits"]`` stays 0), reordered read responses (``reorder``) and the per-channel
+``stats["wc_splits"]`` stays 0) and the per-channel
 probabilities (``tx_ready_probability``, ``rx_gap_probability``: one ``stall_probability`` instead).
 :meth:`AxiHostModel.queued` stands in for ``source.queued()``.  Of table 3-1's host timing only
 ``t_dm`` is modelled, as in HostModel (:attr:`AxiHostModel.timing` converts the rest).
 """
 
+import heapq
 import logging
 import random
-from collections import deque
 
 import cocotb
-from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
+from cocotb.triggers import Event, First, RisingEdge, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiBurstType, AxiBus, AxiMaster, AxiResp, AxiSlaveRead, AxiSlaveWrite
 
@@ -121,6 +124,8 @@ class _MemoryWrite(AxiSlaveWrite):
             for _ in range(int(aw.awlen) + 1):
                 w = await self.w_channel.recv()
                 beats.append((int(w.wdata), int(w.wstrb), bool(int(w.wlast))))
+            if self._host.write_delay_cycles:       # the write reaches memory late, its B with it
+                await self._host.cycles(self._host.write_delay_cycles)
             b = self.b_channel._transaction_obj()
             b.bid = int(aw.awid)
             b.bresp = self._host._write_burst(int(aw.awaddr), int(aw.awsize), int(aw.awburst), beats)
@@ -135,7 +140,9 @@ class _MemoryRead(AxiSlaveRead):
 
     def __init__(self, host, bus, clock, reset):
         self._host = host
-        self._due = deque()             # (cycle RVALID is due, [R transactions]), in AR order
+        self._due = []                  # heap of (cycle RVALID is due, AR number, [R transactions])
+        self._seq = 0
+        self._id_due = {}               # ARID -> the due cycle of its latest burst
         self._due_event = Event()
         self._last_due = 0
         self._respond_cr = None
@@ -164,13 +171,18 @@ class _MemoryRead(AxiSlaveRead):
             due = arrival + host.latency_cycles
             if host.jitter_cycles:
                 due += host.rng.randrange(host.jitter_cycles + 1)
-            due = self._last_due = max(due, self._last_due)
+            rid = int(ar.arid)
+            # AR order, or (reorder) only the order of each ID, as AXI requires
+            due = max(due, self._last_due if not host.reorder else self._id_due.get(rid, 0))
+            self._last_due = max(self._last_due, due)
+            self._id_due[rid] = due
             beats = []
             for i, word in enumerate(words):
                 r = self.r_channel._transaction_obj()
-                r.rid, r.rdata, r.rresp, r.rlast = int(ar.arid), word, resp, i == len(words) - 1
+                r.rid, r.rdata, r.rresp, r.rlast = rid, word, resp, i == len(words) - 1
                 beats.append(r)
-            self._due.append((due, beats))
+            self._seq += 1
+            heapq.heappush(self._due, (due, self._seq, beats))
             self._due_event.set()
 
     async def _respond(self):
@@ -180,16 +192,32 @@ class _MemoryRead(AxiSlaveRead):
                 self._due_event.clear()
                 await self._due_event.wait()
                 continue
-            due, beats = self._due[0]
+            due = self._due[0][0]
             # queued in the middle of cycle due - 1, the R source drives RVALID after the edge that
             # starts cycle due (mid-cycle: no race with the source's own wake-up at an edge)
             wake = round((due - 0.5) * period_ps)
             now = round(get_sim_time("ps"))
             if wake > now:
-                await Timer(wake - now, "ps")
-            self._due.popleft()
-            for r in beats:
-                self.r_channel.send_nowait(r)
+                self._due_event.clear()
+                await First(Timer(wake - now, "ps"), self._due_event.wait())
+                continue
+            ready = []
+            while self._due and self._due[0][0] <= due:
+                ready.append(heapq.heappop(self._due)[2])
+            if self._host.interleave:       # the beats of bursts due together, alternating by burst
+                busy = {}
+                for beats in ready:         # (bursts of one ID stay whole and in order)
+                    busy.setdefault(int(beats[0].rid), []).extend(beats)
+                lanes = list(busy.values())
+                while lanes:
+                    for lane in list(lanes):
+                        self.r_channel.send_nowait(lane.pop(0))
+                        if not lane:
+                            lanes.remove(lane)
+            else:
+                for beats in ready:
+                    for r in beats:
+                        self.r_channel.send_nowait(r)
 
 
 class AxiHostModel:
@@ -206,7 +234,17 @@ class AxiHostModel:
     latency_cycles : int
         DMA read latency, AR handshake to RVALID (default ``[host] dma_read_latency_ns`` at the clock).
     jitter_cycles : int
-        Random extra DMA read latency, 0..``jitter_cycles`` per burst (responses stay in AR order).
+        Random extra DMA read latency, 0..``jitter_cycles`` per burst (responses stay in AR order
+        unless ``reorder``).
+    reorder : bool
+        Read responses leave when due, so a later read of another ID passes an earlier one (an AXI
+        interconnect with several memories does); reads of one ID stay in order.
+    interleave : bool
+        The beats of read bursts of different IDs that are due together alternate on R.
+    write_delay_cycles : int
+        A write burst reaches memory, and its B leaves, this many cycles after its last beat, while
+        reads go on (AXI orders nothing between reads and writes): a read that passes an earlier write
+        to its address reads the old data.
     stall_probability : float
         Probability per cycle that each channel stalls (``valid`` or ``ready`` low), in [0, 1).
     seed : int
@@ -223,7 +261,8 @@ class AxiHostModel:
     """
 
     def __init__(self, dut, *, cfg, prefix="", clk=None, latency_cycles=None, jitter_cycles=0,
-                 stall_probability=0.0, seed=None, memory=None, read_timeout_cycles=20000):
+                 stall_probability=0.0, seed=None, memory=None, read_timeout_cycles=20000, reorder=False,
+                 interleave=False, write_delay_cycles=0):
         self.dut = dut
         self.cfg = cfg
         self.prefix = prefix
@@ -239,6 +278,10 @@ class AxiHostModel:
         if not 0 <= stall_probability < 1:
             raise ValueError(f"stall_probability must be in [0, 1), not {stall_probability}")
         self.jitter_cycles = jitter_cycles
+        self.reorder, self.interleave = reorder, interleave
+        if write_delay_cycles < 0:
+            raise ValueError(f"write_delay_cycles must not be negative, not {write_delay_cycles}")
+        self.write_delay_cycles = write_delay_cycles
         self.stall_probability = stall_probability
         self.rng = random.Random(seed)
         self.memory = memory or HostMemory(phys_addr_bits=cfg["system"]["phys_addr_bits"])
@@ -340,10 +383,12 @@ class AxiHostModel:
         return len(self._stores_open) + self._reads_open
 
     async def idle(self, timeout_cycles=100000):
-        """Wait until no CPU access is open and host memory has answered every burst."""
+        """Wait until no CPU access is open and host memory has answered every burst it has taken (bursts
+        the DUT still holds are not seen)."""
         for _ in range(timeout_cycles // 16):
-            if (not self.queued() and not self._mem_write.busy and self._mem_write.b_channel.idle()
-                    and self._mem_read.idle()):
+            mw = self._mem_write
+            if (not self.queued() and not mw.busy and mw.aw_channel.empty() and mw.w_channel.empty()
+                    and mw.b_channel.idle() and self._mem_read.idle() and self._mem_read.ar_channel.empty()):
                 return
             await self.cycles(16)
         raise HostTimeout("host model did not become idle")

@@ -1,6 +1,8 @@
 """``make demo``: two simulated NICs back to back, driven through the driver API, step by step.
 
-Run it with ``make demo`` (or ``python -m sim.demo``; ``--seed n`` replays a run).  It elaborates
+Run it with ``make demo`` (or ``python -m sim.demo``; ``--seed n`` replays a run; ``make demo BUS=axi``
+or ``--bus axi`` runs it on two :class:`rtl.nic.NicAxi`, each with an :class:`sim.axi_host.AxiHostModel`).
+It elaborates
 :class:`sim.tops.nic.NicSystem` (two :class:`rtl.nic.Nic` of ``configs/test_nic.toml`` ``nic_config``
 cabled back to back), builds the Verilator model once (a few minutes on two cores; later
 runs reuse it from ``build/sim/nic_system2/``), and runs :func:`demo` under cocotb.  Each node has a
@@ -32,6 +34,7 @@ import cocotb
 
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
+from sim.axi_host import AxiHostModel
 from sim.driver.nic import Nic, htax_route
 from sim.driver.rma import MAX_INT
 from sim.host import HostModel
@@ -59,8 +62,11 @@ async def demo(dut):
     cfg = nic_config()
     topo = topology("b2b", 2)
     seed = tb_seed()
-    hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"], route=htax_route(cfg),
-                       seed=seed + n) for n in range(2)]
+    if tb_params().get("bus", "htax") == "axi":
+        hosts = [AxiHostModel(dut, cfg=cfg, prefix=f"n{n}_", seed=seed + n) for n in range(2)]
+    else:
+        hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"],
+                           route=htax_route(cfg), seed=seed + n) for n in range(2)]
     hosts[0].start_clock()
     await hosts[0].reset()
     nics = [Nic(h, cfg, node=n, topology=topo, revision=(0, False)) for n, h in enumerate(hosts)]
@@ -158,6 +164,8 @@ def _ticker(stop, start):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Two simulated EXTOLL NICs through the driver API.")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bus", choices=("htax", "axi"), default="htax",
+                    help="the NICs' host side: HTAX (nic.v) or AXI4 (nic_axi.v, docs/hostbus.md)")
     ap.add_argument("--debug", action="store_true", help="a configuration error shows its traceback")
     args = ap.parse_args(argv)
     root = Path(__file__).resolve().parent.parent
@@ -173,11 +181,12 @@ def main(argv=None):
         cfg = state["cfg"] = nic_config()
         t = HostTiming.from_config(cfg)
         start = time.perf_counter()
-        print("elaborating two NICs back to back (sim.tops.nic.NicSystem, configs/test_nic.toml nic_config) ...",
-              flush=True)
-        system = NicSystem(cfg)
-    print("building the Verilator model if needed (first time: a few minutes; then cached in "
-          "build/sim/nic_system2/) and running the demo ...", flush=True)
+        print(f"elaborating two NICs back to back (sim.tops.nic.NicSystem, configs/test_nic.toml nic_config, "
+              f"host bus {args.bus}) ...", flush=True)
+        system = NicSystem(cfg, bus=args.bus)
+    name = "nic_system2" if args.bus == "htax" else "nic_system2_axi"
+    print(f"building the Verilator model if needed (first time: a few minutes; then cached in "
+          f"build/sim/{name}/) and running the demo ...", flush=True)
     stop = threading.Event()
     threading.Thread(target=_ticker, args=(stop, start), daemon=True).start()
     try:
@@ -185,8 +194,8 @@ def main(argv=None):
             out = Path(d) / "demo.json"
             with config_errors(args.debug) as state:        # the units' checks run as they elaborate
                 state["cfg"] = cfg
-                run_cocotb(system, name="nic_system2", test_module="sim.demo", testcase="demo",
-                           params={"out": str(out)}, seed=args.seed)
+                run_cocotb(system, name=name, test_module="sim.demo", testcase="demo",
+                           params={"out": str(out), "bus": args.bus}, seed=args.seed)
             res = json.loads(out.read_text())
     finally:
         stop.set()

@@ -262,6 +262,10 @@ class HostModel:
         """Queue raw beats (for malformed-packet tests)."""
         self.source.send(list(beats), vc=vc)
 
+    def queued(self):
+        """Packets the CPU side has queued that are not completely sent yet."""
+        return self.source.queued()
+
     async def idle(self, timeout_cycles=100000):
         """Wait until nothing is queued, scheduled or outstanding."""
         for _ in range(timeout_cycles // 16):

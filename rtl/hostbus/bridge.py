@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from rtl.common.htax import ADDR_BITS, HtaxPortSignature
 from rtl.common.params import check_int, check_pow2
+from rtl.common.regview import RegisterView
 
 from .axi import AxiSignature
 from .port import HostPort
@@ -14,7 +15,10 @@ from .target_read import TargetRead
 from .target_write import TargetWrite
 from .writer import HostWriter
 
-__all__ = ["HtaxAxiBridge", "bridge_events"]
+__all__ = ["HtaxAxiBridge", "bridge_events", "REGISTERS"]
+
+#: the part of the register map (``rdl/nic_regs.rdl``) the bridge owns: its event counters
+REGISTERS = ("hostbus",)
 
 
 def bridge_events():
@@ -63,6 +67,9 @@ class HtaxAxiBridge(wiring.Component):
     m_axi : Out(AxiSignature(id_bits=log2(read_ids), addr_bits=ADDR_BITS))
     s_axi : In(AxiSignature(id_bits=s_id_bits, addr_bits=ADDR_BITS))
     events : Out(bridge_events())
+    regs : Out(RegisterView(REGISTERS))
+        The counters of ``hostbus.errors`` and ``hostbus.events`` (``docs/registers.md``), one increment
+        per event.
     """
 
     def __init__(self, *, devmap, host_port, read_ids=32, write_entries=8, cpu_reads=4, s_id_bits=4,
@@ -81,6 +88,7 @@ class HtaxAxiBridge(wiring.Component):
             "m_axi": Out(AxiSignature(id_bits=self.m_id_bits, addr_bits=ADDR_BITS)),
             "s_axi": In(AxiSignature(id_bits=s_id_bits, addr_bits=ADDR_BITS)),
             "events": Out(bridge_events()),
+            "regs": Out(RegisterView(REGISTERS)),
         })
 
     def elaborate(self, platform):
@@ -124,4 +132,9 @@ class HtaxAxiBridge(wiring.Component):
         m.d.comb += [ev.cpu_refused.eq(twrite.refused | tread.refused), ev.cpu_dropped.eq(tread.dropped),
                      ev.dma_write_error.eq(writer.b_error), ev.dma_read_error.eq(reader.r_error),
                      ev.ats_dropped.eq(port.dropped), ev.msi_consumed.eq(writer.msi_dropped)]
+        errors, events = self.regs.hostbus.errors, self.regs.hostbus.events
+        m.d.comb += [errors.cpu_refused_incr.eq(ev.cpu_refused), errors.cpu_dropped_incr.eq(ev.cpu_dropped),
+                     errors.dma_write_errors_incr.eq(ev.dma_write_error),
+                     errors.dma_read_errors_incr.eq(ev.dma_read_error),
+                     events.ats_dropped_incr.eq(ev.ats_dropped), events.msi_consumed_incr.eq(ev.msi_consumed)]
         return m

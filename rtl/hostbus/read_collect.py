@@ -57,7 +57,7 @@ class ReadCollect(wiring.Component):
         count = Array(Signal(4, name=f"count{k}") for k in range(self._ids))
         error = Array(Signal(name=f"error{k}") for k in range(self._ids))
         layout = done_layout(self._id_bits)
-        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=layout.size, depth=self._ids)
+        m.submodules.queue = queue = fifo.SyncFIFO(width=layout.size, depth=self._ids)
 
         ok = Signal()
         m.d.comb += [self.r.ready.eq(1),    # always ready: see the class docstring

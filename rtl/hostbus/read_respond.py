@@ -50,7 +50,7 @@ class ReadRespond(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=HtaxBeat.as_shape().size, depth=_DEPTH)
+        m.submodules.queue = queue = fifo.SyncFIFO(width=HtaxBeat.as_shape().size, depth=_DEPTH)
         cur = Signal(done_layout(self._id_bits))
         head = Signal()             # the table word of ``cur`` is on the read port: send the header now
         words = Signal(4)           # words of ``cur`` still to read

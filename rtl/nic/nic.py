@@ -97,6 +97,7 @@ class Nic(wiring.Component):
 
     def __init__(self, cfg, *, revision=None):
         self.cfg, self.revision = cfg, revision
+        self.regfile = build_regs(cfg, revision=revision)   # (a top around the NIC may wire more counters)
         self.ports = nic_ports(cfg)
         self.link_ports = check_int("[xbar] link_ports", cfg["xbar"]["link_ports"], 1, 7)
         if self.link_ports > cfg["regs"]["link_ports"]:
@@ -110,7 +111,7 @@ class Nic(wiring.Component):
         m = Module()
         cfg, ports = self.cfg, self.ports
         m.submodules.switch = sw = htax_from_config(cfg)
-        m.submodules.regs = rf = build_regs(cfg, revision=self.revision)
+        m.submodules.regs = rf = self.regfile
         m.submodules.atu = atu = atu_from_config(cfg)
         m.submodules.rma = rma = rma_from_config(cfg)
         m.submodules.velo = velo = velo_from_config(cfg)

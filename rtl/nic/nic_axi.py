@@ -4,6 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
+from rtl.common.regview import connect_regs
 from rtl.hostbus import bridge_from_config, connect_flat, flat_members
 from rtl.netlayer import PhySignature
 
@@ -14,7 +15,8 @@ __all__ = ["NicAxi"]
 
 class NicAxi(wiring.Component):
     """One EXTOLL NIC whose host side is AXI4 (``nic_axi.v``): the :class:`~rtl.nic.Nic` of the
-    configuration with an :class:`~rtl.hostbus.HtaxAxiBridge` on its host port.
+    configuration with an :class:`~rtl.hostbus.HtaxAxiBridge` on its host port, the bridge's counters in
+    the NIC's register file (``hostbus``).
 
     The AXI ports are flat and named as FPGA tools infer them: ``m_axi_*`` (the NIC's DMA into host
     memory, ID width ``log2([hostbus] read_ids)``), ``s_axi_*`` (the CPU's device window, ID width
@@ -58,6 +60,7 @@ class NicAxi(wiring.Component):
         connect_flat(m, self, f"{self.prefix}m_axi", bridge.m_axi, manager=True)
         connect_flat(m, self, f"{self.prefix}s_axi", bridge.s_axi, manager=False)
         m.d.comb += getattr(self, f"{self.prefix}irq").eq(nic.irq)
+        connect_regs(m, bridge, nic.regfile)        # the bridge's counters in the NIC's register file
         for k in range(self.nic.link_ports):
             wiring.connect(m, nic.phy[k], wiring.flipped(self.phy[k]))
         return m

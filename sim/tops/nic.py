@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out, Signature
 from rtl.common.htax import HtaxPortSignature
 from rtl.common.params import check_int
 from rtl.link.params import PhitCtl
-from rtl.nic import Nic
+from rtl.nic import Nic, NicAxi
 from sim.tops.link import LfsrChannel
 
 __all__ = ["NicSystem", "topology", "flip_threshold"]
@@ -83,11 +83,17 @@ class NicSystem(wiring.Component):
         Cable latency in cycles, each direction (1..).
     revision : (int, bool)
         Every node's version register; pinned by default, so the test design does not change per commit.
+    bus : str
+        The host side of every node: ``"htax"`` (:class:`~rtl.nic.Nic`, for :class:`sim.host.HostModel`)
+        or ``"axi"`` (:class:`~rtl.nic.NicAxi`, for :class:`sim.axi_host.AxiHostModel`).
 
     Members
     -------
     htax<n> : Out(HtaxPortSignature())
-        Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects.
+        Node ``n``'s host port, in the orientation :class:`sim.host.HostModel` expects (``bus="htax"``).
+    n<n>_m_axi_*, n<n>_s_axi_*, n<n>_irq
+        Node ``n``'s AXI4 ports and interrupt (``bus="axi"``, :class:`~rtl.nic.NicAxi` with prefix
+        ``n<n>_``).
     flip : In(32)
         Bit-error threshold of every channel (0: none).
     probe : Out(ProbeSignature)
@@ -96,7 +102,7 @@ class NicSystem(wiring.Component):
         testbench needs no signal inside a NIC; IDLE and 0 when that port has no cable.
     """
 
-    def __init__(self, cfg, *, nodes=2, topology="b2b", shape=None, latency=2, revision=(0, False)):
+    def __init__(self, cfg, *, nodes=2, topology="b2b", shape=None, latency=2, revision=(0, False), bus="htax"):
         check_int("nodes", nodes, 2, 16)
         check_int("latency", latency, 1)
         self.topo = (globals()["topology"](topology, nodes, shape=shape) if isinstance(topology, str)
@@ -107,9 +113,18 @@ class NicSystem(wiring.Component):
         for k in range(nodes):
             if self.topo.link_ports(k) > links:
                 raise ValueError(f"node {k} needs {self.topo.link_ports(k)} link ports, [xbar] link_ports is {links}")
-        self.nics = [Nic(cfg, revision=revision) for _ in range(nodes)]
+        if bus not in ("htax", "axi"):
+            raise ValueError(f"bus must be 'htax' or 'axi', not {bus!r}")
+        self.bus = bus
+        if bus == "axi":
+            self.nics = [NicAxi(cfg, prefix=f"n{n}_", revision=revision) for n in range(nodes)]
+            members = {}
+            for nic in self.nics:
+                members.update({name: member for name, member in nic.signature.members.items() if name != "phy"})
+        else:
+            self.nics = [Nic(cfg, revision=revision) for _ in range(nodes)]
+            members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
         self.latency = latency
-        members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
         members["flip"] = In(32)
         bits = cfg["link"]["phit_bits"]
         members["probe"] = Out(Signature({"tx_ctl": Out(PhitCtl), "tx_phit": Out(bits),
@@ -120,7 +135,13 @@ class NicSystem(wiring.Component):
         m = Module()
         for k, nic in enumerate(self.nics):
             m.submodules[f"nic{k}"] = nic
-            wiring.connect(m, nic.htax, wiring.flipped(getattr(self, f"htax{k}")))
+            if self.bus == "htax":
+                wiring.connect(m, nic.htax, wiring.flipped(getattr(self, f"htax{k}")))
+                continue
+            for name, member in nic.signature.members.items():
+                if name != "phy":
+                    outer, inner = getattr(self, name), getattr(nic, name)
+                    m.d.comb += outer.eq(inner) if member.flow == Out else inner.eq(outer)
         for k, nic in enumerate(self.nics):
             for p, phy in enumerate(nic.phy):
                 peer = self.topo.peer(k, p)

@@ -6,16 +6,18 @@ host memory on ``m_axi`` (cocotbext-axi ``AxiRam`` with random stalls on all fiv
 on ``s_axi`` (``AxiMaster``).  A Python byte array is the reference memory.
 """
 
+import json
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge, Timer
+from cocotb.triggers import ReadOnly, RisingEdge, Timer
 from cocotbext.axi import AxiBurstType, AxiBus, AxiMaster, AxiRam, AxiResp
 
 import sim.axi_compat  # noqa: F401  (before cocotbext-axi)
 from rtl.common.addrmap import AddressMap
 from rtl.common.htax import HtaxCmd, HtaxStatus
 from rtl.config import load
+from sim.axi_host import AxiHostModel
 from sim.clock import start_clock
 from sim.driver.nic import htax_route
 from sim.htax_bus import HtaxSink, HtaxSource, Order
@@ -213,3 +215,88 @@ async def cpu_access(dut):
     await bench.cycles(50)
     assert not bench.got, bench.got
     assert not bench.sink.errors, bench.sink.errors
+
+
+async def _first_cycle(host, signals, limit=2000):
+    """The cycle in which every signal of ``signals`` is first 1 together (sampled after the edge)."""
+    for _ in range(limit):
+        await RisingEdge(host.clk)
+        await ReadOnly()
+        if all(int(s.value) for s in signals):
+            return host.now()
+    raise AssertionError("timed out")
+
+
+@cocotb.test()
+async def bench(dut):
+    """``bench/hostbus.py``: the cycles the bridge adds and the DMA read rate at t_dm.
+
+    Host memory and CPU are :class:`sim.axi_host.AxiHostModel` (44-cycle reads at 156.25 MHz, no stalls);
+    the NIC side is an HtaxSource and an always-ready HtaxSink, so every figure is the bridge's own."""
+    cfg = load(tb_params().get("config"))
+    host = AxiHostModel(dut, cfg=cfg)
+    got = []
+    sink = HtaxSink(dut, "nic__rx", dut.clk, dut.rst, period_ns=PERIOD, callback=lambda r: got.append(r))
+    src = HtaxSource(dut, "nic__tx", dut.clk, dut.rst, period_ns=PERIOD, order=Order.FIFO)
+    host.start_clock()
+    await host.reset()
+    await host.start()
+    src.start()
+    sink.start()
+    res = {}
+    base = cfg["system"]["device_base"]
+
+    # CPU store: last W beat (handshake) to the HTAX header at the NIC, for 8 and 64 bytes
+    for nbytes in (8, 64):
+        w = [dut.s_axi_wvalid, dut.s_axi_wready, dut.s_axi_wlast]
+        task = cocotb.start_soon(_first_cycle(host, w))
+        await host.write(base + 0x40, bytes(range(nbytes)))
+        t_w = await task
+        await bench_wait(host, lambda: got)
+        res[f"store_{nbytes}b_wlast_to_header_cycles"] = got[0].header_cycle - t_w
+        got.clear()
+        await host.cycles(20)
+
+    # DMA read: HTAX READ header to ARVALID; RLAST to the RESPONSE header
+    region = host.memory.alloc(1 << 16)
+    ar = cocotb.start_soon(_first_cycle(host, [dut.m_axi_arvalid]))
+    t0 = host.now() + 1
+    src.send(HtaxPacket(HtaxCmd.READ, src=NIC_SRC, dst=0, tag=0, addr=region, length=8, first_be=0xFF, last_be=0xFF))
+    t_ar = await ar
+    t_header = src.log[-1][0] if src.log else t0
+    rl = await _first_cycle(host, [dut.m_axi_rvalid, dut.m_axi_rready, dut.m_axi_rlast], limit=500)
+    await bench_wait(host, lambda: got)
+    res["read_header_to_arvalid_cycles"] = t_ar - t_header
+    res["rlast_to_response_header_cycles"] = got[0].header_cycle - rl
+    res["dma_read_round_trip_cycles"] = got[0].header_cycle - t_header
+    got.clear()
+
+    # DMA read rate: 8-word reads back to back, every tag in flight, at the configured t_dm
+    n, tags = tb_params().get("reads", 512), list(range(32))
+    sent = 0
+    while sent < n or len(got) < n:
+        while tags and sent < n:
+            tag = tags.pop()
+            src.send(HtaxPacket(HtaxCmd.READ, src=NIC_SRC, dst=0, tag=tag, addr=region + 64 * (sent % 1024),
+                                length=8, first_be=0xFF, last_be=0xFF))
+            sent += 1
+        done = len(got)
+        await bench_wait(host, lambda done=done: len(got) > done)
+        tags.extend(r.packet.tag for r in got[done:])
+    steady = got[64:]       # past the first round of every tag
+    cycles = steady[-1].header_cycle - steady[0].header_cycle
+    res["dma_read_words_per_cycle"] = round(8 * (len(steady) - 1) / cycles, 4)
+    res["dma_read_latency_cycles"] = host.latency_cycles
+    assert all(r.packet.status == HtaxStatus.OK and len(r.packet.data) == 8 for r in got)
+    assert not host.errors and not sink.errors, (host.errors[:3], sink.errors[:3])
+    dut._log.info(f"hostbus bench: {res}")
+    with open(tb_params()["out"], "w") as f:
+        json.dump(res, f)
+
+
+async def bench_wait(host, pred, limit=20000):
+    for _ in range(limit):
+        if pred():
+            return
+        await RisingEdge(host.clk)
+    raise AssertionError("timed out")

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The AXI host model (``sim/axi_host.py``) on the AXI loop-back top (cocotb: ``tb_axi_host.py``)."""
 
 import pytest

@@ -21,3 +21,16 @@ def test_dma(stall):
 def test_cpu(stall):
     run_cocotb(HostbusTop(load()), name="hostbus", test_module="tests.hostbus.tb_bridge", testcase="cpu_access",
                params=dict(stall=stall, ops=80))
+
+
+def test_bench_quick(tmp_path):
+    """``bench/hostbus.py``'s testbench with fewer reads: the bridge's latencies are the ones
+    ``docs/hostbus.md`` states, and the DMA read rate at t_dm is bound by the HTAX header beat only."""
+    import json
+    out = tmp_path / "hostbus.json"
+    run_cocotb(HostbusTop(load()), name="hostbus", test_module="tests.hostbus.tb_bridge", testcase="bench",
+               params={"out": str(out), "reads": 200})
+    res = json.loads(out.read_text())
+    assert res["store_8b_wlast_to_header_cycles"] <= 2 and res["store_64b_wlast_to_header_cycles"] <= 2, res
+    assert res["read_header_to_arvalid_cycles"] <= 2, res
+    assert 0.85 <= res["dma_read_words_per_cycle"] <= 0.889, res

@@ -7,9 +7,10 @@ import random
 
 from cocotb.triggers import SimTimeoutError, with_timeout
 
+from sim.axi_host import AxiHostModel
 from sim.driver.nic import Nic, htax_route
 from sim.host import HostModel
-from sim.runner import tb_seed
+from sim.runner import tb_params, tb_seed
 
 __all__ = ["REVISION", "allowed", "bring_up", "check_clean", "net_counters_sum", "link_counters",
            "flush_tlb", "bounded"]
@@ -26,10 +27,21 @@ def allowed(addr, size, owner):
 async def bring_up(dut, cfg, topology, *, seed=None, hook=allowed, **host_kw):
     """Host models and drivers for every node of ``topology``; reset, then ``Nic.init`` on each.
 
-    Returns ``(nics, rng)``, ``rng`` seeded from ``seed`` (default :func:`sim.runner.tb_seed`)."""
+    Returns ``(nics, rng)``, ``rng`` seeded from ``seed`` (default :func:`sim.runner.tb_seed`).  With the
+    testbench parameter ``bus`` = ``"axi"`` (a :class:`sim.tops.nic.NicSystem` of ``bus="axi"``) the host
+    models are :class:`sim.axi_host.AxiHostModel`, with the testbench parameters ``stall``, ``jitter``,
+    ``reorder``, ``interleave`` and ``write_delay`` (its ``stall_probability``, ``jitter_cycles``,
+    ``reorder``, ``interleave``, ``write_delay_cycles``); ``host_kw`` is then not used."""
     seed = tb_seed() if seed is None else seed
-    hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"], route=htax_route(cfg),
-                       seed=seed + n, **host_kw) for n in range(topology.nodes)]
+    p = tb_params()
+    if p.get("bus", "htax") == "axi":
+        hosts = [AxiHostModel(dut, cfg=cfg, prefix=f"n{n}_", seed=seed + n, stall_probability=p.get("stall", 0.0),
+                              jitter_cycles=p.get("jitter", 0), reorder=p.get("reorder", False),
+                              interleave=p.get("interleave", False), write_delay_cycles=p.get("write_delay", 0))
+                 for n in range(topology.nodes)]
+    else:
+        hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"],
+                           route=htax_route(cfg), seed=seed + n, **host_kw) for n in range(topology.nodes)]
     for h in hosts:
         h.memory.write_hook = hook
     hosts[0].start_clock()

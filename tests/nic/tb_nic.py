@@ -122,3 +122,40 @@ async def smoke(dut):
         rc = await nic.rma.counters()
         assert all(rc[k] == 0 for k in rc if k.startswith(("errors", "drops"))), (nic.node, rc)
         check_clean(nic)
+
+
+@cocotb.test()
+async def axi_errors(dut):
+    """(``nic_axi`` only) Bad input at the AXI ports gets its defined outcome: CPU accesses outside the
+    device window DECERR, a WRAP burst SLVERR, each counted in ``hostbus.errors``; a put whose data the
+    host memory answers with SLVERR (unallocated) ends in the requester's DMA_ERROR notification, and
+    the remote memory is untouched."""
+    from cocotbext.axi import AxiBurstType, AxiResp
+
+    from rtl.rma.formats import RmaError
+    nics, rng = await bring_up(dut, CFG, TOPOLOGY)
+    h, base = nics[0].host, CFG["system"]["device_base"]
+    cpu = h._cpu                                    # the AXI manager itself: requests the driver never makes
+    assert (await cpu.write(base - 64, bytes(8))).resp == AxiResp.DECERR
+    assert (await cpu.read(base - 64, 8)).resp == AxiResp.DECERR
+    assert (await cpu.read(base, 32, burst=AxiBurstType.WRAP)).resp == AxiResp.SLVERR
+    errors = await h.read64(nics[0].regs.addr("hostbus.errors"))
+    assert errors == 3, f"{errors:#x}"              # cpu_refused 3, the rest 0
+    assert await h.read64(nics[0].regs.addr("hostbus.errors")) == 0     # cleared by reading
+
+    vpid = 5
+    ports = [await nic.rma.open(vpid, phys=True) for nic in nics]
+    remote = await ports[1].register(4096)
+    before = nics[1].host.memory.read(remote.phys, 256)
+    nowhere = 0x7F00_0000                           # physical memory nobody allocated
+    assert h.memory.owner(nowhere) is None
+    await ports[0].put(1, vpid, nowhere, remote.nla, 256, notify=(1, 1, 0))
+    n = await ports[0].wait(lambda n: n["cls"] == Cls.REQUESTER.value)
+    assert (n["command"], n["error"]) == (RmaCommand.PUT.value, RmaError.DMA_ERROR.value), n
+    await h.cycles(500)
+    assert nics[1].host.memory.read(remote.phys, 256) == before
+    assert h.errors and all("SLVERR" in e or "unallocated" in e for e in h.errors), h.errors[:3]
+    h.errors.clear()
+    h.memory.violations.clear()
+    for nic in nics:
+        check_clean(nic)

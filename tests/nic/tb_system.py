@@ -526,7 +526,7 @@ class Traffic:
 
     def describe_pending(self):
         velo = {k: len(q) for k, q in self.velo_due.items() if q}
-        hosts = {nic.node: dict(nic.host.stats, queued=nic.host.source.queued()) for nic in self.nics[:4]}
+        hosts = {nic.node: dict(nic.host.stats, queued=nic.host.queued()) for nic in self.nics[:4]}
         return (f"{len(self.ops)} RMA operations in flight, e.g. {sorted(self.ops, key=lambda o: o.issued)[:6]}; "
                 f"VELO messages missing per (source, destination): {dict(list(velo.items())[:8])}; "
                 f"host models {hosts}")
@@ -941,6 +941,8 @@ class Fuzz:
                 assert not nic.host.memory.violations, f"op {i} ({what}): {nic.host.memory.violations[:4]}"
             for port in list(self.nq.values()) + list(self.mbox.values()):
                 await port.release(force=True)
+            for nic in self.nics:       # (an AXI memory may apply writes after their data: write_delay)
+                await nic.host.idle()
             self.check_memory(f"op {i} ({what})")
 
     def check_memory(self, what):
