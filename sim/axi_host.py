@@ -77,8 +77,7 @@ from cocotbext.axi import AxiBurstType, AxiBus, AxiMaster, AxiResp, AxiSlaveRead
 from rtl.common.htax import MAX_DATA_WORDS, HtaxStatus
 
 from . import axi_compat  # noqa: F401  (cocotbext-axi's deprecation warnings, before any use)
-from .clock import start_clock
-from .host import MSI_WINDOW, HostTimeout, HtaxResponseError
+from .host import MSI_WINDOW, HostApi, HostTimeout, HtaxResponseError
 from .host_timing import HostTiming
 from .memory import HostMemory
 
@@ -220,7 +219,7 @@ class _MemoryRead(AxiSlaveRead):
                         self.r_channel.send_nowait(r)
 
 
-class AxiHostModel:
+class AxiHostModel(HostApi):
     """Host CPU + memory on a DUT's AXI4 host ports.
 
     Parameters
@@ -336,17 +335,6 @@ class AxiHostModel:
 
     # ------------------------------------------------------------------------------------------
     # life cycle
-    def start_clock(self):
-        """Start the DUT clock at the configured frequency (driven by the simulator: :mod:`sim.clock`)."""
-        self._tasks.append(start_clock(self.clk, self.period_ns))
-
-    async def reset(self, cycles=4):
-        self.dut.rst.value = 1
-        for _ in range(cycles):
-            await RisingEdge(self.clk)
-        self.dut.rst.value = 0
-        await RisingEdge(self.clk)
-
     async def start(self):
         """Start the stall generators and the interrupt line's watcher (the bus models run from
         construction and follow ``rst``)."""
@@ -453,31 +441,6 @@ class AxiHostModel:
             self._errors.append(f"cycle {self.now()}: read of {addr:#x} answered EXOKAY (not exclusive)")
         words = [int.from_bytes(rsp.data[i:i + BUS_BYTES], "little") for i in range(0, len(rsp.data), BUS_BYTES)]
         return _STATUS[resp], words
-
-    async def read(self, addr, nbytes=8):
-        status, words = await self.read_raw(addr, -(-nbytes // 8))
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
-
-    async def read64(self, addr):
-        status, words = await self.read_raw(addr, 1)
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return words[0]
-
-    async def wait_interrupt(self, timeout_cycles=10000, count=1):
-        """Wait until at least ``count`` interrupts have been captured; return the list."""
-        async def wait():
-            while len(self.interrupts) < count:
-                self._irq_event.clear()
-                await self._irq_event.wait()
-        try:
-            await with_timeout(wait(), round(timeout_cycles * self.period_ns), "ns")
-        except cocotb.triggers.SimTimeoutError:
-            raise HostTimeout(f"{len(self.interrupts)} of {count} interrupts within {timeout_cycles} "
-                              f"cycles") from None
-        return self.interrupts
 
     async def _watch_irq(self):
         while True:

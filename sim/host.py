@@ -42,7 +42,7 @@ from .htax_bus import HtaxSink, HtaxSource, Order
 from .htax_packet import HtaxPacket, line_write_packet
 from .memory import HostMemory
 
-__all__ = ["HostModel", "HtaxResponseError", "HostTimeout"]
+__all__ = ["HostModel", "HostApi", "HtaxResponseError", "HostTimeout"]
 
 _TX_PIPELINE = 2    # cycles from a scheduled send to valid on the link (wake-up, then drive after an edge)
 MSI_WINDOW = 4096
@@ -59,7 +59,51 @@ class HostTimeout(Exception):
     pass
 
 
-class HostModel:
+class HostApi:
+    """What every host model (:class:`HostModel`, :class:`sim.axi_host.AxiHostModel`) offers the same
+    way: ``start_clock``, ``reset``, and the CPU calls built on its own ``read_raw`` and interrupt
+    capture: ``read``, ``read64``, ``wait_interrupt``.  The class using it provides ``dut``, ``clk``,
+    ``period_ns``, ``_tasks`` (a list), ``read_raw(addr, nwords) -> (status, words)``, ``interrupts``
+    (a list) and ``_irq_event`` (set on each new interrupt)."""
+
+    def start_clock(self):
+        """Start the DUT clock at the configured frequency (driven by the simulator: :mod:`sim.clock`)."""
+        self._tasks.append(start_clock(self.clk, self.period_ns))
+
+    async def reset(self, cycles=4):
+        self.dut.rst.value = 1
+        for _ in range(cycles):
+            await RisingEdge(self.clk)
+        self.dut.rst.value = 0
+        await RisingEdge(self.clk)
+
+    async def read(self, addr, nbytes=8):
+        status, words = await self.read_raw(addr, -(-nbytes // 8))
+        if status != HtaxStatus.OK:
+            raise HtaxResponseError(status, addr)
+        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
+
+    async def read64(self, addr):
+        status, words = await self.read_raw(addr, 1)
+        if status != HtaxStatus.OK:
+            raise HtaxResponseError(status, addr)
+        return words[0]
+
+    async def wait_interrupt(self, timeout_cycles=10000, count=1):
+        """Wait until at least ``count`` interrupts have been captured; return the list."""
+        async def wait():
+            while len(self.interrupts) < count:
+                self._irq_event.clear()
+                await self._irq_event.wait()
+        try:
+            await with_timeout(wait(), round(timeout_cycles * self.period_ns), "ns")
+        except cocotb.triggers.SimTimeoutError:
+            raise HostTimeout(f"{len(self.interrupts)} of {count} interrupts within {timeout_cycles} "
+                              f"cycles") from None
+        return self.interrupts
+
+
+class HostModel(HostApi):
     """Host CPU + memory on one HTAX port.
 
     Parameters
@@ -152,17 +196,6 @@ class HostModel:
 
     # ------------------------------------------------------------------------------------------
     # life cycle
-    def start_clock(self):
-        """Start the DUT clock at the configured frequency (driven by the simulator: :mod:`sim.clock`)."""
-        self._tasks.append(start_clock(self.clk, self.period_ns))
-
-    async def reset(self, cycles=4):
-        self.dut.rst.value = 1
-        for _ in range(cycles):
-            await RisingEdge(self.clk)
-        self.dut.rst.value = 0
-        await RisingEdge(self.clk)
-
     async def start(self):
         """Drive idle values and start the model's coroutines."""
         self.source.start()
@@ -228,31 +261,6 @@ class HostModel:
         self._free_tags.append(tag)
         self._tag_event.set()
         return rsp.status, list(rsp.data)
-
-    async def read(self, addr, nbytes=8):
-        status, words = await self.read_raw(addr, -(-nbytes // 8))
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
-
-    async def read64(self, addr):
-        status, words = await self.read_raw(addr, 1)
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return words[0]
-
-    async def wait_interrupt(self, timeout_cycles=10000, count=1):
-        """Wait until at least ``count`` interrupts have been captured; return the list."""
-        async def wait():
-            while len(self.interrupts) < count:
-                self._irq_event.clear()
-                await self._irq_event.wait()
-        try:
-            await with_timeout(wait(), round(timeout_cycles * self.period_ns), "ns")
-        except cocotb.triggers.SimTimeoutError:
-            raise HostTimeout(f"{len(self.interrupts)} of {count} interrupts within {timeout_cycles} "
-                              f"cycles") from None
-        return self.interrupts
 
     def send(self, pkt):
         """Queue a raw :class:`HtaxPacket` towards the DUT (in HyperTransport order)."""

@@ -19,8 +19,8 @@ class ReadRespond(wiring.Component):
     ``dst``, its tag, address and byte enables), then the words from the data memory, one per cycle.
     A read that failed at the subordinate (``SLVERR``/``DECERR``) or returned another number of beats
     than it asked for is answered with status TARGET_ERROR and no data.  The ID is released as its
-    last word is read.  The next response's header follows the last word directly, so a stream of
-    8-word reads leaves at 8 words per 9 cycles (the header beat).
+    last word is read.  The next response's header follows the last word directly (after a failed read's
+    header, a cycle later), so a stream of 8-word reads leaves at 8 words per 9 cycles (the header beat).
 
     Parameters
     ----------
@@ -77,14 +77,17 @@ class ReadRespond(wiring.Component):
             rsp.vc.eq(HtaxVC.RESPONSE), rsp.first.eq(1), rsp.last.eq(~ok),
         ]
 
-        # the last read of a response (or its header, if it has no data) takes the next one at once
+        # the last read of a response takes the next one at once
         send_head = head & room
         read_word = ~head & (words != 0) & room
         finishing = (send_head & ~ok) | (read_word & (words == 1))
         idle = ~head & (words == 0)
-        m.d.comb += [self.done.ready.eq(idle | finishing),
-                     # (the table is read at the ID that may be taken now, else held at the current one)
-                     self.table.en.eq(1), self.table.addr.eq(Mux(self.done.ready, self.done.payload.id, cur.id)),
+        # The next read is taken while the last word is read, or when idle: never in the cycle of a
+        # failed read's header, so that taking it (and the table address) does not wait for ``ok``,
+        # which comes from the table read (the bridge's longest path otherwise).
+        m.d.comb += [self.done.ready.eq(idle | (read_word & (words == 1))),
+                     # (the table is read at the ID that may be taken now; it holds the word while not)
+                     self.table.en.eq(self.done.ready), self.table.addr.eq(self.done.payload.id),
                      self.data.en.eq(read_word), self.data.addr.eq((cur.id << 3) | word),
                      self.release.valid.eq(finishing), self.release.id.eq(cur.id)]
         m.d.sync += [pipe.eq(send_head | read_word), pipe_head.eq(send_head), pipe_last.eq(words == 1)]

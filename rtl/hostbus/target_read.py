@@ -67,7 +67,11 @@ class TargetRead(wiring.Component):
         busy = Signal(nt)
         req = Signal.like(self.ar.payload)
         held = Signal()
-        check = self._map.check(m, req.addr, burst=req.burst, size=req.size, length=req.len, name="check")
+        # the burst is checked as it arrives and the verdict kept beside it (the address decode stays
+        # off the paths from the held burst to the HTAX port)
+        ar = self.ar.payload
+        verdict = self._map.check(m, ar.addr, burst=ar.burst, size=ar.size, length=ar.len, name="verdict")
+        check = Signal.like(verdict, name="check")
         same_id = Cat(busy[k] & (table[k].id == req.id) for k in range(nt)).any()
         free = lowest(~busy)
         tag = one_hot_index(m, free, name="free_tag")
@@ -86,7 +90,7 @@ class TargetRead(wiring.Component):
         # -- AR: one burst at a time waits here ---------------------------------------------------
         m.d.comb += self.ar.ready.eq(~held)
         with m.If(self.ar.valid & self.ar.ready):
-            m.d.sync += [req.eq(self.ar.payload), held.eq(1)]
+            m.d.sync += [req.eq(self.ar.payload), check.eq(verdict), held.eq(1)]
         rbusy = Signal()            # R is taken by a RESPONSE or by error beats
         refuse = held & ~same_id & (check.resp != AxiResp.OKAY) & ~rbusy
         send = held & ~same_id & (check.resp == AxiResp.OKAY) & free.any()

@@ -19,6 +19,8 @@ or PCIe core and its bridge, ch. 7.1, are outside ``nic.v``); the crossbar has o
 are not built.
 """
 
+from functools import cached_property
+
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
@@ -97,7 +99,6 @@ class Nic(wiring.Component):
 
     def __init__(self, cfg, *, revision=None):
         self.cfg, self.revision = cfg, revision
-        self.regfile = build_regs(cfg, revision=revision)   # (a top around the NIC may wire more counters)
         self.ports = nic_ports(cfg)
         self.link_ports = check_int("[xbar] link_ports", cfg["xbar"]["link_ports"], 1, 7)
         if self.link_ports > cfg["regs"]["link_ports"]:
@@ -106,6 +107,13 @@ class Nic(wiring.Component):
         super().__init__({"htax": Out(HtaxPortSignature()),
                           "phy": Out(PhySignature(cfg["link"]["phit_bits"])).array(self.link_ports),
                           "irq": Out(1)})
+
+    @cached_property
+    def regfile(self):
+        """The NIC's register file, built on first use (by :meth:`elaborate`, or by a top around the NIC
+        that wires more counters into it, :class:`rtl.nic.NicAxi`), so that a NIC never elaborated leaves
+        no register file behind."""
+        return build_regs(self.cfg, revision=self.revision)
 
     def elaborate(self, platform):
         m = Module()
