@@ -9,7 +9,7 @@ from rtl.common.rr import one_hot_index, past, round_robin
 
 from .direct_input import direct_request_signature
 from .direct_output import direct_status_signature
-from .layouts import event_signature, take_layout
+from .layouts import event_signature, request_vcs, take_layout
 
 __all__ = ["HtaxDirectMatch"]
 
@@ -66,7 +66,7 @@ class HtaxDirectMatch(wiring.Component):
             req, req_ok = [], []
             for i, x in enumerate(self.requests):
                 rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
-                m.d.comb += rv.eq(Cat(x.has[v][o] for v in range(NUM_VCS)) & out.ready
+                m.d.comb += rv.eq(request_vcs(x.has, o) & out.ready
                                   & Mux(x.free & out.can, 0b1111, 0))
                 rv_ok = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv_ok")
                 m.d.comb += rv_ok.eq(rv & out.vcs)

@@ -8,16 +8,16 @@ has no ``ready`` (it is not a stream).
 
 import enum
 
-from amaranth.hdl import Mux, Signal
+from amaranth.hdl import Cat, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import Out
 from amaranth.utils import ceil_log2
 
-from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, HtaxHeader
+from rtl.common.htax import MAX_DATA_WORDS, NUM_VCS, HtaxBeat, HtaxHeader, HtaxVC
 
 __all__ = [
     "Variant", "Timing", "ERR_CLASS", "NUM_CLASSES", "BEATS",
-    "slot_count", "reservations",
+    "slot_count", "reservations", "request_vcs",
     "event_signature", "slot_record", "alloc_layout", "short_layout", "queue_event", "start_layout", "take_layout",
     "slot_state_signature", "queue_state_signature", "writer_state_signature", "link_state_signature",
     "release_signature", "drop_signature", "read_register_signature", "engine_state_signature",
@@ -157,6 +157,15 @@ def queue_state_signature(ports, slots):
         "has": Out(ports).array(NUM_VCS),
         "count": Out(range(slots + 1)).array(NUM_VCS, ports),
     })
+
+
+def request_vcs(has, o):
+    """The VCs on which an input may request output ``o`` (a ``NUM_VCS``-bit value), from its queue
+    flags ``has[v][o]``: the non-posted VC only while no posted packet of the input waits for ``o``
+    (HyperTransport: a non-posted request does not pass a posted write; ``docs/htax.md``, "Ordering
+    across VCs")."""
+    posted, nonposted = HtaxVC.POSTED.value, HtaxVC.NONPOSTED.value
+    return Cat(has[v][o] & ~has[posted][o] if v == nonposted else has[v][o] for v in range(NUM_VCS))
 
 
 def writer_state_signature(slots):

@@ -39,8 +39,12 @@ class HtaxLinkEngine(wiring.Component):
     ow_vc : In(NUM_VCS)
         The beat that has just arrived, its VC one-hot (0: none); when its VC's buffer is empty it is
         that buffer's head.
+    hold : In(NUM_VCS)
+        VC ``v``'s next packet may not start now (:class:`~rtl.htax.posted_order.HtaxPostedOrder`).
     leave : Out(NUM_VCS)
         A beat of VC ``v`` leaves its buffer (or ``ow``) now.
+    start : Out(NUM_VCS)
+        A packet of VC ``v`` starts now (its first beat leaves).
     """
 
     rx: Out(HtaxLinkSignature())
@@ -48,7 +52,9 @@ class HtaxLinkEngine(wiring.Component):
     buffered: In(NUM_VCS)
     ow: In(HtaxBeat)
     ow_vc: In(NUM_VCS)
+    hold: In(NUM_VCS)
     leave: Out(NUM_VCS)
+    start: Out(NUM_VCS)
 
     def elaborate(self, platform):
         m = Module()
@@ -65,19 +71,21 @@ class HtaxLinkEngine(wiring.Component):
         m.d.comb += o_free.eq(~o_valid | moved)
         nonempty = Signal(NUM_VCS, name="nonempty")
         m.d.comb += nonempty.eq(self.buffered | ow_vc)
+        startable = Signal(NUM_VCS, name="startable")         # a packet may start on the VC
+        m.d.comb += startable.eq(nonempty & ~self.hold)
         # Fresh-ready rule: no packet on the VC whose last beat moves now, unless the sink promised.  A
         # beat is taken only when o_free, so "o_valid" stands for "moved" here; last_vc (one-hot, set
         # with o_beat and o_valid) is the VC of the beat in o_beat when it is a packet's last.
         last_vc = Signal(NUM_VCS, name="last_vc")
         start_ok = Signal(NUM_VCS, name="start_ok")
-        m.d.comb += start_ok.eq(nonempty & port.ready & ~(last_vc & ~port.ready2))
+        m.d.comb += start_ok.eq(startable & port.ready & ~(last_vc & ~port.ready2))
         # pick: registered; a packet starts on it in the next cycle if that VC may start then (start_ok,
         # with the fresh-ready rule of that cycle).  (The pointer moves one cycle after a start, so a VC
         # of one-beat packets may start twice in a row before the next VC's turn.)
         pick = Signal(NUM_VCS, name="pick")
         picked = Signal(name="picked")                          # pick.any(), its own register
-        m.d.sync += [pick.eq(round_robin(m, nonempty & port.ready, vptr, name="vc_rr")),
-                     picked.eq((nonempty & port.ready).any())]
+        m.d.sync += [pick.eq(round_robin(m, startable & port.ready, vptr, name="vc_rr")),
+                     picked.eq((startable & port.ready).any())]
         # The VC whose head is read (cand, one-hot, from registers only) and the source VC (src,
         # one-hot, or 0): the current packet's while its next beat is there, or the confirmed pick, or
         # without a pick the VC of the beat that has just arrived in ow.
@@ -96,7 +104,8 @@ class HtaxLinkEngine(wiring.Component):
         m.d.comb += nxt.eq(Mux(from_buf, one_hot_select(m, cand, [h.as_value() for h in self.head], name="next_sel"),
                                ow_entry))
         take = Signal(name="take")
-        m.d.comb += [take.eq(o_free & src.any()), self.leave.eq(Mux(o_free, src, 0))]
+        m.d.comb += [take.eq(o_free & src.any()), self.leave.eq(Mux(o_free, src, 0)),
+                     self.start.eq(Mux(o_free & ~in_pkt, src, 0))]
         # o_beat loads whenever it is free (its content does not matter while o_valid is low)
         with m.If(o_free):
             m.d.sync += [o_valid.eq(src.any()), last_vc.eq(Mux(nxt.last, src, 0)),

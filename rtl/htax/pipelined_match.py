@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from rtl.common.htax import NUM_VCS
 from rtl.common.rr import one_hot_index, one_hot_select, past_mask, round_robin, round_robin_select
 
-from .layouts import booking_layout, event_signature, take_layout
+from .layouts import booking_layout, event_signature, request_vcs, take_layout
 from .pipelined_input import pipelined_request_signature
 from .pipelined_output import output_status_signature
 
@@ -76,7 +76,7 @@ class HtaxPipelinedMatch(wiring.Component):
             # same grants, with those terms beside the arbiters instead of in front of them.)
             for i, x in enumerate(self.requests):
                 rv = Signal(NUM_VCS, name=f"o{o}_i{i}_reqv")
-                m.d.comb += rv.eq(Cat(x.has[v][o] for v in range(NUM_VCS)) & out.space_ok)
+                m.d.comb += rv.eq(request_vcs(x.has, o) & out.space_ok)
                 gv = round_robin(m, rv, vc_ptr[o], name=f"o{o}_i{i}_vcrr")
                 vc_of.append(one_hot_index(m, gv, name=f"o{o}_i{i}_vc"))
                 req.append(rv.any() & x.can_book)

@@ -1,6 +1,6 @@
 """An output port of the pipelined HTAX (:class:`rtl.htax.HtaxPipelined`)."""
 
-from amaranth.hdl import Assert, Module
+from amaranth.hdl import Assert, Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
@@ -10,6 +10,7 @@ from .layouts import RESERVE, booking_layout, crossbar_state_signature, event_si
 from .link_engine import HtaxLinkEngine
 from .output_buffers import HtaxOutputBuffers
 from .output_select import HtaxOutputSelect
+from .posted_order import HtaxPostedOrder
 
 __all__ = ["HtaxPipelinedOutput", "output_status_signature"]
 
@@ -23,8 +24,10 @@ def output_status_signature():
 class HtaxPipelinedOutput(wiring.Component):
     """An output port of :class:`rtl.htax.HtaxPipelined`: an :class:`~rtl.htax.output_select.HtaxOutputSelect`
     that takes beats from one input at a time, an :class:`~rtl.htax.output_buffers.HtaxOutputBuffers`
-    with a buffer per VC and the space accounting for the bookings, and an
-    :class:`~rtl.htax.link_engine.HtaxLinkEngine` that sends whole packets from the buffers.  The
+    with a buffer per VC and the space accounting for the bookings, an
+    :class:`~rtl.htax.link_engine.HtaxLinkEngine` that sends whole packets from the buffers, and an
+    :class:`~rtl.htax.posted_order.HtaxPostedOrder` that keeps non-posted packets behind older posted
+    ones.  The
     output's space was reserved at the booking, so a transfer never waits for the sink.
 
     Parameters
@@ -65,6 +68,7 @@ class HtaxPipelinedOutput(wiring.Component):
         m.submodules.select = select = HtaxOutputSelect(port=self._port, ports=n)
         m.submodules.buffers = buffers = HtaxOutputBuffers(ports=n, depth=self._depth)
         m.submodules.link = link = HtaxLinkEngine()
+        m.submodules.order = order = HtaxPostedOrder(depth=self._depth)
         for i in range(n):
             connect(m, input=flipped(self.inputs[i]), select=select.inputs[i])
         connect(m, matching=flipped(self.booked), select=select.booked, buffers=buffers.booked)
@@ -73,6 +77,8 @@ class HtaxPipelinedOutput(wiring.Component):
         m.d.comb += [
             buffers.ow.eq(select.ow), buffers.ow_vc.eq(select.ow_vc), buffers.booked_nb.eq(select.booked_nb),
             buffers.leave.eq(link.leave),
+            order.arrive.eq(Mux(select.ow.first, select.ow_vc, 0)), order.start.eq(link.start),
+            link.hold.eq(order.hold),
             link.ow.eq(select.ow), link.ow_vc.eq(select.ow_vc), link.buffered.eq(buffers.buffered),
             self.status.open.eq(select.open), self.status.space_ok.eq(buffers.space_ok),
         ]

@@ -8,7 +8,9 @@ depend only on registers, so at the falling edge they hold their values for the 
 Sources keep one FIFO per virtual channel and "wait for ready" (raise ``valid`` only when the VC is
 ready, allowed by the link rules) or commit blindly to a VC and hold ``valid`` until the beat moves.
 The scoreboard expects, per (source port, destination port, VC), the packets in the order they entered
-the switch, with every beat (header, data, ``vc``/``first``/``last``) exactly as sent.
+the switch, with every beat (header, data, ``vc``/``first``/``last``) exactly as sent, and checks
+HyperTransport's one rule across VCs that the switch keeps: a non-posted packet never leaves before a
+posted packet of its input for its output whose header entered the switch earlier.
 """
 
 import random
@@ -16,7 +18,7 @@ from collections import deque
 
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from rtl.common.htax import HtaxCmd, HtaxStatus
+from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from sim.clock import start_clock
 from sim.htax_bus import HtaxSink, HtaxSource, Order, Timing
 from sim.htax_packet import HtaxPacket, beat_field
@@ -194,6 +196,12 @@ class Harness:
                                 f"(lost, reordered or corrupted): got {[hex(b) for b in beats]} "
                                 f"expected {[hex(b) for b in exp]}")
         self.delivered[o].append((rec.header_cycle, beats, tag, rec.last_cycle))
+        if key[2] == HtaxVC.NONPOSTED.value and tag in self.hdr_in:
+            posted = self.expected.get((key[0], o, HtaxVC.POSTED.value))
+            if posted and self.hdr_in.get(posted[0][1], self.hdr_in[tag]) < self.hdr_in[tag]:
+                self._errors.append(f"output {o}: a non-posted packet of input {key[0]} (header in at cycle "
+                                    f"{self.hdr_in[tag]}) passed a posted packet whose header entered at "
+                                    f"cycle {self.hdr_in[posted[0][1]]}")
 
     async def run(self, cycles=None, *, until=None, limit=200000):
         """Run ``cycles`` cycles, or until ``until()`` is true (at most ``limit`` cycles)."""
