@@ -95,7 +95,7 @@ class HtaxAxiBridge(wiring.Component):
         m = Module()
         m.submodules.port = port = HostPort()
         m.submodules.writer = writer = HostWriter(entries=self._entries, msi_address=self._msi_address,
-                                                  msi=self._msi)
+                                                  msi=self._msi, id_bits=self.m_id_bits)
         m.submodules.reader = reader = HostReader(ids=self._read_ids, entries=self._entries,
                                                   host_port=self._host_port)
         m.submodules.twrite = twrite = TargetWrite(devmap=self._map, host_port=self._host_port,
@@ -113,13 +113,8 @@ class HtaxAxiBridge(wiring.Component):
         connect(m, target=twrite.o, port=port.writes)
         connect(m, target=tread.o, port=port.reads)
         connect(m, writer=writer.hazard, reader=reader.hazard)
-        # the writer's single ID (0) widened to the manager's
-        m.d.comb += [m_axi.aw.valid.eq(writer.aw.valid), writer.aw.ready.eq(m_axi.aw.ready),
-                     m_axi.aw.payload.addr.eq(writer.aw.payload.addr), m_axi.aw.payload.len.eq(writer.aw.payload.len),
-                     m_axi.aw.payload.size.eq(writer.aw.payload.size),
-                     m_axi.aw.payload.burst.eq(writer.aw.payload.burst),
-                     m_axi.b.ready.eq(writer.b.ready), writer.b.valid.eq(m_axi.b.valid),
-                     writer.b.payload.resp.eq(m_axi.b.payload.resp)]
+        connect(m, writer=writer.aw, axi=flipped(m_axi.aw))
+        connect(m, axi=flipped(m_axi.b), writer=writer.b)
         connect(m, writer=writer.w, axi=flipped(m_axi.w))
         connect(m, reader=reader.ar, axi=flipped(m_axi.ar))
         connect(m, axi=flipped(m_axi.r), reader=reader.r)

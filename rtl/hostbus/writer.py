@@ -40,14 +40,16 @@ class HostWriter(wiring.Component):
     msi_address : int
     msi : bool
         Forward interrupt writes as AXI writes.
+    id_bits : int
+        Width of the AXI IDs (the manager's); every write uses ID 0, and B's ID is not looked at.
 
     Members
     -------
     i : In(stream.Signature(HtaxBeat))
         WRITE packets (the demultiplexer's posted VC).
-    aw : Out(stream.Signature(axi_addr(1, ADDR_BITS)))
+    aw : Out(stream.Signature(axi_addr(id_bits, ADDR_BITS)))
     w : Out(stream.Signature(axi_wdata()))
-    b : In(stream.Signature(axi_bresp(1)))
+    b : In(stream.Signature(axi_bresp(id_bits)))
     hazard : Out(hazard_signature(entries))
     b_error : Out(1)
         A B with a response other than OKAY (the write is lost), or with no write in flight, arrives now
@@ -56,14 +58,14 @@ class HostWriter(wiring.Component):
         An interrupt write is consumed now (``msi=False``).
     """
 
-    def __init__(self, *, entries=8, msi_address, msi=False):
+    def __init__(self, *, entries=8, msi_address, msi=False, id_bits=1):
         self._n = check_int("entries", entries, 1, 32)
         self._msi_page, self._msi = msi_address >> 12, bool(msi)
         super().__init__({
             "i": In(stream.Signature(HtaxBeat)),
-            "aw": Out(stream.Signature(axi_addr(1, ADDR_BITS))),
+            "aw": Out(stream.Signature(axi_addr(id_bits, ADDR_BITS))),
             "w": Out(stream.Signature(axi_wdata())),
-            "b": In(stream.Signature(axi_bresp(1))),
+            "b": In(stream.Signature(axi_bresp(id_bits))),
             "hazard": Out(hazard_signature(entries)),
             "b_error": Out(1), "msi_dropped": Out(1),
         })
@@ -105,14 +107,16 @@ class HostWriter(wiring.Component):
         # (ready from registers and the AXI readies only, never from the beat: the HTAX link rule)
         m.d.comb += self.i.ready.eq(Mux(in_packet, dropping | w_free, aw_free & ~full))
 
-        is_msi = (mem.addr >> 12) == self._msi_page
+        is_msi = Signal()
+        consume = Signal()          # the header of an interrupt write that ends here (msi=False)
+        m.d.comb += [is_msi.eq((mem.addr >> 12) == self._msi_page),
+                     consume.eq(is_msi if not self._msi else Const(0))]
         alloc = Signal()
         with m.If(self.i.valid & self.i.ready):
             with m.If(~in_packet):
-                drop = is_msi if not self._msi else Const(0)
-                m.d.sync += [in_packet.eq(1), dropping.eq(drop), first_word.eq(1), length.eq(mem.length),
+                m.d.sync += [in_packet.eq(1), dropping.eq(consume), first_word.eq(1), length.eq(mem.length),
                              first_be.eq(mem.first_be), last_be.eq(mem.last_be)]
-                with m.If(~drop):
+                with m.If(~consume):
                     m.d.comb += alloc.eq(1)
                     m.d.sync += [aw_pend.eq(1), aw_fence.eq(is_msi),
                                  aw.id.eq(0), aw.addr.eq(mem.addr), aw.len.eq(mem.length - 1),
@@ -125,8 +129,7 @@ class HostWriter(wiring.Component):
                     strb = Mux(first_word, first_be, Mux(beat.last & (length > 1), last_be, 0xFF))
                     m.d.sync += [self.w.valid.eq(1), self.w.payload.data.eq(beat.word.data),
                                  self.w.payload.strb.eq(strb), self.w.payload.last.eq(beat.last)]
-        m.d.comb += self.msi_dropped.eq(self.i.valid & self.i.ready & ~in_packet &
-                                        (is_msi if not self._msi else Const(0)))
+        m.d.comb += self.msi_dropped.eq(self.i.valid & self.i.ready & ~in_packet & consume)
 
         retire = Signal()
         m.d.comb += [self.b.ready.eq(1), retire.eq(self.b.valid & valid.bit_select(head, 1)),
