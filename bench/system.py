@@ -26,6 +26,15 @@ Figures, each beside the dissertation's (ch. 9, table 7-10):
   streaming and message-rate figures; ``link_efficiency`` (both widths): put and get at 4 KiB over the raw link
   bandwidth (``phit_bits / 8`` bytes per cycle).
 
+``--axi``: only the host-bus comparison (issue 46), ``build/bench/system_axi.json``: VELO, put and get
+latency and streaming on two NICs with the HTAX host port and on two ``nic_axi`` (:mod:`rtl.hostbus`)
+behind cocotbext-axi, each figure with both values and their difference (about 6 minutes with the two builds).
+
+``--record``: only the NIC of record, ``build/bench/system_record.json``: ``configs/test_record.toml``,
+the default NIC as ``make report UNIT=nic`` synthesizes it (8-port ``HtaxPipelined``, 6 link ports, the
+default link) with only its tables shrunk; every figure of ``system.json`` at fewer sizes.  The figures
+of record of the throughput issue (44) come from here.
+
 ``--quick``: a few sizes, nothing written (a check of the testbench).  ``--no-ring``: without the
 8-node ring; ``--no-phit32``: without the 32-bit-phit NIC.  ``--from-raw``: no simulation, the JSON
 and the plots from the testbenches' raw results of the last run (``build/bench/system_raw/``).  Run
@@ -49,7 +58,7 @@ from _common import BENCH_DIR, DOCS_DIR, SUB, TABLE_9_1, write_bench  # noqa: E4
 from rtl.config import load  # noqa: E402
 from sim.host_timing import HostTiming  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
-from sim.tops.configs import CONFIGS, nic_config, ring_config  # noqa: E402
+from sim.tops.configs import CONFIGS, nic_config, record_config, ring_config  # noqa: E402
 from sim.tops.nic import NicSystem  # noqa: E402
 
 SOFTWARE_NS = 300                   # table 9-2, software overhead per operation
@@ -81,12 +90,12 @@ def phit32_config():
     return cfg
 
 
-def run_pair(params, cfg=None, name="nic_system2"):
-    """The 2-node testbench on ``cfg`` (default :func:`nic_config`)."""
+def run_pair(params, cfg=None, name="nic_system2", bus="htax"):
+    """The 2-node testbench on ``cfg`` (default :func:`nic_config`), host side ``bus``."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "system.json"
         t = time.perf_counter()
-        run_cocotb(NicSystem(cfg or nic_config()), name=name, test_module="tests.nic.tb_nic_bench",
+        run_cocotb(NicSystem(cfg or nic_config(), bus=bus), name=name, test_module="tests.nic.tb_nic_bench",
                    params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
         print(f"2-node bench ({name}): {time.perf_counter() - t:.0f} s (build included)")
         return json.loads(out.read_text())
@@ -231,6 +240,74 @@ def derive_phit32(raw, t, phit_bits):
     return {f"phit32_{k}": full[k] for k in PHIT32_KEYS}
 
 
+#: the host-bus comparison (``--axi``): the sizes, and the phases the AXI host model supports
+AXI_PARAMS = {"velo_sizes": [8, 64], "rma_sizes": [8, 512, 4096], "stream_velo_sizes": [8, 56], "phases": [],
+              "idle_cycles": 2000}
+#: (figure, raw key of tests/nic/tb_nic_bench.py, to MB/s) of the comparison
+AXI_FIGURES = (("pingpong_velo_8B_cycles", "pingpong_velo_8B", False),
+               ("pingpong_velo_64B_cycles", "pingpong_velo_64B", False),
+               ("pingpong_put_8B_cycles", "pingpong_put_8B", False),
+               ("get_8B_cycles", "pingpong_get_8B", False),
+               ("get_4096B_cycles", "pingpong_get_4096B", False),
+               ("stream_velo_56B_MBps", "stream_velo_56B", True),
+               ("stream_put_4096B_MBps", "stream_put_4096B", True),
+               ("stream_get_4096B_MBps", "stream_get_4096B", True))
+
+
+def derive_axi(htax, axi, t):
+    """The same figures on both host buses: ``{"htax": x, "axi": y, "axi_minus_htax": y - x}`` each."""
+    mhz = 1000 / t.cycle_ns
+    res = {}
+    for fig, key, rate in AXI_FIGURES:
+        h, a = ((round(raw[key] * mhz, 1) if rate else raw[key]) for raw in (htax, axi))
+        res[fig] = {"htax": h, "axi": a, "axi_minus_htax": round(a - h, 1)}
+    return res
+
+
+def run_axi(cfg):
+    """``build/bench/system_axi.json``: the 2-node bench on the HTAX host port and on two ``nic_axi``."""
+    t = HostTiming.from_config(cfg)
+    htax = run_pair(AXI_PARAMS, cfg)
+    axi = run_pair({**AXI_PARAMS, "bus": "axi"}, cfg, "nic_system2_axi", bus="axi")
+    res = derive_axi(htax, axi, t)
+    write_bench("system_axi", res, {
+        "config": "configs/test_nic.toml nic_config (as bench/system.json), on both host buses",
+        "system": "sim.tops.nic.NicSystem(bus='htax') and NicSystem(bus='axi'): 2 nodes back to back, cable "
+                  "2 cycles each way",
+        "host": "htax: sim.host.HostModel; axi: sim.axi_host.AxiHostModel (cocotbext-axi AxiRam and "
+                "AxiMaster, no stalls, reads answered t_dm after AR); both 44-cycle DMA reads",
+        "clock_mhz": cfg["system"]["clock_mhz"], "cxx_opt": cxx_opt(),
+        "units": {"*_cycles": "core clock cycles, driver call to the result in host memory (as bench/system.json)",
+                  "*_MBps": "10^6 bytes per second at 156.25 MHz"},
+        "measured_at": "tests/nic/tb_nic_bench.py with phases=[] (ping-pong and streaming)"})
+    return res
+
+
+#: the configuration of record's run (``--record``): fewer sizes, every phase
+RECORD_PARAMS = {"velo_sizes": [8, 64], "rma_sizes": [8, 512, 4096], "stream_velo_sizes": [8, 56],
+                 "idle_cycles": 2000}
+
+
+def run_record():
+    """``build/bench/system_record.json``: the 2-node bench on the NIC of record
+    (:func:`~sim.tops.configs.record_config`), every figure of ``system.json`` at fewer sizes."""
+    cfg = record_config()
+    t = HostTiming.from_config(cfg)
+    raw = run_pair({**RECORD_PARAMS, "config": "record"}, cfg, "nic_record2")
+    res = derive(raw, t, None, cfg["link"]["phit_bits"])
+    check(res)
+    write_bench("system_record", res, {
+        "config": "configs/test_record.toml: configs/default.toml (8-port HtaxPipelined, 6 link ports, 2 network "
+                  "ports, default link buffers) with 8 VPIDs, 4 nodes, 64 TLB and 16 GAT entries",
+        "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b) on link port 0, cable latency 2 cycles each "
+                  "way; the other link ports see an idle line",
+        "htax_variant": cfg["htax"]["variant"], "address_mode": "virtual (ATU), TLBs warm",
+        "clock_mhz": cfg["system"]["clock_mhz"], "cxx_opt": cxx_opt(),
+        "units": "as build/bench/system.json",
+        "measured_at": "tests/nic/tb_nic_bench.py (as build/bench/system.json)"})
+    return res
+
+
 def check(res):
     """The calibration the ns figures rest on: a DMA read's round trip at the port is t_dm."""
     if res["dma_read_port_cycles"] != res["dma_read_port_cycles_table_3_1"]:
@@ -315,10 +392,20 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a few sizes, write nothing")
     ap.add_argument("--no-ring", action="store_true", help="without the 8-node ring's simulation speed")
     ap.add_argument("--no-phit32", action="store_true", help="without the 32-bit-phit NIC (configs/phit32.toml)")
+    ap.add_argument("--axi", action="store_true",
+                    help="only the host-bus comparison: HTAX and AXI4 NICs -> build/bench/system_axi.json")
+    ap.add_argument("--record", action="store_true",
+                    help="only the NIC of record (configs/test_record.toml) -> build/bench/system_record.json")
     ap.add_argument("--from-raw", action="store_true",
                     help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
     args = ap.parse_args()
     cfg, cfg32 = nic_config(), phit32_config()
+    if args.axi:
+        run_axi(cfg)
+        return
+    if args.record:
+        run_record()
+        return
     t = HostTiming.from_config(cfg)
     params = {}
     if args.quick:

@@ -10,12 +10,15 @@ configuration, so an unknown key is an error there too.
 * :func:`nic_config`: ``configs/test_nic.toml`` (two NICs back to back in an affordable model), over
   another configuration file if given (``configs/phit32.toml`` for the 32-bit-phit NIC);
   :func:`system_config` adds link ports and route-table entries, :func:`ring_config` is the ring of
-  ``bench/system.py``'s 8-node simulation-speed run.
+  ``bench/system.py``'s 8-node simulation-speed run;
+* :func:`record_config`: ``configs/test_record.toml``, the configuration of record (the default NIC
+  that ``make report UNIT=nic`` synthesizes) with only its tables shrunk (``bench/system.py --record``).
 """
 
 from rtl.config import ROOT, load
 
-__all__ = ["atu_config", "rma_config", "velo_config", "nic_config", "system_config", "ring_config"]
+__all__ = ["atu_config", "rma_config", "velo_config", "nic_config", "system_config", "ring_config",
+           "record_config"]
 
 CONFIGS = ROOT / "configs"
 
@@ -56,3 +59,9 @@ def system_config(link_ports, nodes=4):
 def ring_config(nodes=8):
     """:func:`system_config` of a ring of ``nodes`` nodes (two link ports)."""
     return system_config(2, max(nodes, 4))
+
+
+def record_config():
+    """``configs/test_record.toml`` over the default and the user's file: the NIC of record (switch,
+    ports, crossbar and link as built) with fewer VPIDs, nodes, TLB and GAT entries."""
+    return _load("record")

@@ -28,6 +28,17 @@ def _refuses_until_released(port, vc):
     return release, ready
 
 
+async def _port_1_refusing(dut, salt, vc):
+    """A started harness whose port 1 refuses ``vc`` until ``release[0]`` is set: the testbench
+    parameters, the random generator and seed of ``salt``, ``release`` and the harness."""
+    p = tb_params()
+    rng, seed = _rng(salt)
+    release, refusing = _refuses_until_released(1, vc)
+    h = Harness(dut, p["ports"], rng, sink_ready=refusing)
+    await h.start()
+    return p, rng, seed, release, h
+
+
 @cocotb.test()
 async def zero_load_latency(dut):
     """Idle switch: header out ``latency`` cycles after header in (2 for ``Htax``: <= 2 is the goal),
@@ -54,13 +65,9 @@ async def zero_load_latency(dut):
 @cocotb.test()
 async def fig_6_7_nonposted_blocked(dut):
     """Non-posted requests stall at a target that refuses them; posted writes and responses pass."""
-    p = tb_params()
-    n, slots = p["ports"], p["slots"]
-    rng, seed = _rng(2)
     # port 1 refuses the non-posted VC until released; everybody else is always ready
-    release, refusing = _refuses_until_released(1, HtaxVC.NONPOSTED)
-    h = Harness(dut, n, rng, sink_ready=refusing)
-    await h.start()
+    p, rng, seed, release, h = await _port_1_refusing(dut, 2, HtaxVC.NONPOSTED)
+    n, slots = p["ports"], p["slots"]
     # more reads than input 0 and the switch's buffers behind it (``buffered`` one-beat packets) hold
     np_to_1 = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.READ))
                for _ in range(3 * slots + 4 + p.get("buffered", 0))]
@@ -316,12 +323,8 @@ async def responses_never_hold_back_requests(dut):
     read's error response comes back while port 1 still refuses responses (the ATU's flush storm
     starved the host's register read this way before).  Released, everything drains.
     """
-    p = tb_params()
+    p, rng, seed, release, h = await _port_1_refusing(dut, 6, HtaxVC.RESPONSE)
     n, slots = p["ports"], p["slots"]
-    rng, seed = _rng(6)
-    release, refusing = _refuses_until_released(1, HtaxVC.RESPONSE)
-    h = Harness(dut, n, rng, sink_ready=refusing)
-    await h.start()
     # more responses than input 0 and the switch's buffers behind it (``buffered`` one-beat packets) hold
     count = slots + 3 + p.get("buffered", 0)
     stuck = [h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.RESPONSE)) for _ in range(count)]
@@ -363,12 +366,8 @@ async def nonposted_behind_posted(dut):
     Released, the write leaves before the reads (the harness checks the rule for every packet of every
     test).
     """
-    p = tb_params()
+    p, rng, seed, release, h = await _port_1_refusing(dut, 9, HtaxVC.POSTED)
     n, slots = p["ports"], p["slots"]
-    rng, seed = _rng(9)
-    release, refusing = _refuses_until_released(1, HtaxVC.POSTED)
-    h = Harness(dut, n, rng, sink_ready=refusing)
-    await h.start()
     other = 3 if n > 3 else 2
     early = h.send(other, random_packet(rng, other, 1, cmd=HtaxCmd.READ))
     await h.run(until=lambda: h.hdr_in.get(early) is not None, limit=50)
