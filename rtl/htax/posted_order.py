@@ -20,8 +20,10 @@ class HtaxPostedOrder(wiring.Component):
     counts the posted headers that reached the output, ``p_out`` those that started on the link.  Each
     non-posted header takes a *stamp*, ``p_in`` when it arrives (a FIFO of stamps, one per non-posted
     packet that has not started); the non-posted packet whose stamp is at the FIFO's head (``p_in`` for a
-    header that arrives into an empty FIFO) may start once ``p_out`` has reached its stamp.  Newer posted
-    packets never hold it back, and posted packets never wait for it.
+    header that arrives into an empty FIFO) may start once ``p_out`` has reached its stamp: it waits while
+    ``1 <= stamp - p_out <= p_in - p_out`` (modulo ``2^width``, so a stamp that newer posted packets have
+    passed does not wait; only after ``2^width - depth`` of them could it look pending again, and then
+    only until the pending ones have started).  Posted packets never wait for a non-posted one.
 
     The check is per output, not per input: a non-posted packet also waits for older posted packets of
     other inputs at its output.  That adds no wait that a posted packet could turn into a cycle (posted
@@ -52,8 +54,10 @@ class HtaxPostedOrder(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # wide enough that p_in - p_out (at most depth + 1 posted packets) keeps a sign bit
-        width = (self._depth + 1).bit_length() + 1
+        # p_in - p_out (the posted packets pending) is at most depth; five more bits make a stale stamp
+        # (a read that newer posted packets passed) look pending only after some 31 x depth of them, and
+        # then only while that many are pending, which drain without the read (below)
+        width = (self._depth + 1).bit_length() + 5
         p_in = Signal(width, name="posted_in")
         p_out = Signal(width, name="posted_out")
         with m.If(self.arrive[POSTED]):
@@ -68,13 +72,17 @@ class HtaxPostedOrder(wiring.Component):
                      stamps.r_en.eq(self.start[NONPOSTED])]
         head = Signal(width, name="head_stamp")
         m.d.comb += head.eq(Mux(stamps.r_rdy, stamps.r_data, p_in))
-        ahead = Signal(width, name="posted_ahead")          # head - p_out, negative when newer ones left
-        m.d.comb += ahead.eq(head - p_out)
-        m.d.comb += self.hold[NONPOSTED].eq((ahead != 0) & ~ahead[-1])
+        pending = Signal(width, name="posted_pending")      # posted packets arrived, not started
+        ahead = Signal(width, name="posted_ahead")          # of them, older than the head (modulo 2^width)
+        m.d.comb += [pending.eq(p_in - p_out), ahead.eq(head - p_out)]
+        # The head waits while 1 <= ahead <= pending.  A stamp that newer posted packets have passed
+        # (head behind p_out) wraps to a large ahead: no wait, except once 2^width - pending of them have
+        # passed, and then only until the pending ones have started: posted packets never wait for it.
+        m.d.comb += self.hold[NONPOSTED].eq((ahead != 0) & (ahead <= pending))
 
         if platform == "formal":
             # a stamp is never lost, and no packet starts that has not arrived
             with m.If(stamps.w_en):
                 m.d.comb += Assert(stamps.w_rdy)
-            m.d.comb += Assert((p_in - p_out)[-1] == 0)
+            m.d.comb += Assert(pending <= self._depth)
         return m

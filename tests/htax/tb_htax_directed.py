@@ -396,6 +396,29 @@ async def nonposted_behind_posted(dut):
     assert order.index(write) < min(order.index(r) for r in reads), f"seed {seed}: order {order}"
 
 
+@cocotb.test()
+async def read_passed_by_many_writes(dut):
+    """A read that a sink refuses, passed by many newer writes of another input, leaves as soon as the
+    sink takes reads again: ``HtaxPostedOrder`` counts posted packets modulo a power of two, and a
+    read's stamp that newer writes have long passed must not look like older writes pending."""
+    p, rng, seed, release, h = await _port_1_refusing(dut, 10, HtaxVC.NONPOSTED)
+    read = h.send(0, random_packet(rng, 0, 1, cmd=HtaxCmd.READ))
+    await h.run(30)
+    writes = [h.send(2, random_packet(rng, 2, 1, cmd=HtaxCmd.WRITE, length=1)) for _ in range(100)]
+    done = set()
+
+    def delivered(tags):
+        done.update(d[2] for d in h.delivered[1])
+        return all(t in done for t in tags)
+
+    await h.run(until=lambda: delivered(writes), limit=5000)
+    assert not delivered([read]), f"seed {seed}: the read passed a sink refusing reads"
+    release[0] = True
+    waited = await h.run(until=lambda: delivered([read]), limit=100)
+    h.check()
+    assert waited <= p.get("latency", 2) + 10, f"seed {seed}: the read left {waited} cycles after the release"
+
+
 def _set_last(beat, last):
     return beat_replace(beat, {"last": int(last)})
 
