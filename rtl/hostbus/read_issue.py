@@ -84,17 +84,17 @@ class ReadIssue(wiring.Component):
 
         with m.If(self.ar.ready):
             m.d.sync += self.ar.valid.eq(0)
-        issue = Signal()
-        m.d.comb += issue.eq(held & (wait == 0) & free.any() & (~self.ar.valid | self.ar.ready))
+        issuing = Signal()          # a held READ takes a free ID and goes out on AR now
+        m.d.comb += issuing.eq(held & (wait == 0) & free.any() & (~self.ar.valid | self.ar.ready))
         mem = req.body.mem
-        with m.If(issue):
+        with m.If(issuing):
             m.d.sync += [held.eq(0), self.ar.valid.eq(1),
                          self.ar.payload.id.eq(pick_id), self.ar.payload.addr.eq(mem.addr),
                          self.ar.payload.len.eq(mem.length - 1), self.ar.payload.size.eq(SIZE_8B),
                          self.ar.payload.burst.eq(AxiBurst.INCR)]
-        m.d.comb += [self.table.en.eq(issue), self.table.addr.eq(pick_id), self.table.data.eq(req)]
+        m.d.comb += [self.table.en.eq(issuing), self.table.addr.eq(pick_id), self.table.data.eq(req)]
 
-        set_mask = Mux(issue, pick, 0)
+        set_mask = Mux(issuing, pick, 0)
         clr_mask = Mux(self.release.valid, Const(1, n_ids) << self.release.id, 0)
         m.d.sync += self.busy.eq((self.busy | set_mask) & ~clr_mask)
         return m
