@@ -14,7 +14,7 @@ ports convert); there are four VCs (two message classes, each with the two datel
 two, so protocol deadlock is excluded in the network too; a packet's route is its own first beat.
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -118,22 +118,23 @@ class Crossbar(wiring.Component):
             m.d.comb += [x.avail[o].eq(y.avail) for o, y in enumerate(outs)]
         for i, x in enumerate(ins):
             m.d.comb += x.grant.eq(sum(y.grant[i] for y in outs) != 0)
-            for y in outs:
+            for o, y in enumerate(outs):
                 m.d.comb += [y.reqs[i].valid.eq(x.req.valid), y.reqs[i].port.eq(x.req.port),
                              y.reqs[i].vc.eq(x.req.vc),
-                             y.beats[i].valid.eq(x.beat.valid), y.beats[i].payload.eq(x.beat.payload)]
-            m.d.comb += x.beat.ready.eq(sum(y.taking[i] for y in outs) != 0)
+                             y.beats[i].valid.eq(x.beat.valid & x.dest_onehot[o]),
+                             y.beats[i].payload.eq(x.beat.payload)]
+            m.d.comb += x.beat.ready.eq(Cat(y.taking[i] & x.dest_onehot[o] for o, y in enumerate(outs)).any())
             m.d.comb += [y.beat_vcs[i].eq(x.dest_vc) for y in outs]
         if platform == "formal":
             self._properties(m, ins, outs)
         return m
 
     def _properties(self, m, ins, outs):
-        """Between the blocks: an input's beats go to one output only (no loss, no duplication), the
-        output its packet was granted, into the queue of the VC its route step named."""
+        """Between the blocks: an input is taken by at most two outputs, the one its packet was granted
+        and one that granted its next packet while it sends (so its beats go to one output only: no
+        loss, no duplication), and a beat offered is taken by its packet's output or waits for it."""
         from amaranth.hdl import Assert
         for i, x in enumerate(ins):
-            m.d.comb += Assert(sum(y.taking[i] for y in outs) <= 1)
-            for o, y in enumerate(outs):
-                with m.If(y.taking[i]):
-                    m.d.comb += Assert(x.dest_port == o)
+            m.d.comb += Assert(sum(y.taking[i] for y in outs) <= 2)
+            with m.If(sum(y.taking[i] for y in outs) == 2):
+                m.d.comb += Assert(Cat(y.taking[i] & (x.dest_port == o) for o, y in enumerate(outs)).any())

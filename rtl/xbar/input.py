@@ -3,19 +3,24 @@
 Dissertation ch. 7.3 (the EXTOLL crossbar switches cut-through with source-path routing); the rules
 are in ``docs/network.md``.  The port has one stream per VC (from a link port's receive buffers or a
 network port).  The head of every stream that is not being read is the route beat of its next packet;
-a :class:`~rtl.xbar.route.RouteStep` per VC decodes it.  Among the VCs not known to be blocked (their
-output, port and VC, was unavailable in the previous cycle) one is chosen round-robin, and the choice
-is registered (the *decision*): a drop starts from the register, anything else is requested from its
+a :class:`~rtl.xbar.route.RouteStep` per VC decodes it.  Among the VCs whose output (port and VC) is
+available now (``avail``, the outputs' registers; the output of the packet being read counts as
+available, it becomes so near that packet's end) one is chosen round-robin, and the choice is
+registered (the *decision*): a drop starts from the register, anything else is requested from its
 output, from the register.  The decision is kept while its output is available (it may have been
 granted: the grant comes back from the output's register one cycle later) and made afresh in every
-other cycle, so a VC whose output is unavailable holds the port for at most one cycle: no lasting
-head-of-line blocking between VCs.  Once granted, the port feeds that packet to the output, the route
-beat replaced by the updated route word (rebuilt from the consumed flag and the new hop counts of the
-decision, not kept per VC), until its last beat; a packet is read whole before the next (the port
-reads one stream at a time).
+other cycle, so a VC whose output is unavailable never holds the port: no head-of-line blocking
+between VCs.  Once granted, the port feeds that packet to the output, the route beat replaced by the
+updated route word (rebuilt from the consumed flag and the new hop counts of the decision, not kept
+per VC), until its last beat; a packet is read whole before the next (the port reads one stream at a
+time).
 
-The next packet is chosen in the cycle in which the current packet's last beat moves, requested in
-the next cycle and, if granted, moves in the cycle after: one cycle between packets of an input.
+Look-ahead: the next decision is made while a packet is read (among the other VCs) and requested in
+the cycle in which the packet's last beat moves (known from the header's lengths), so a grant then
+lets the next packet move in the following cycle, without a gap.  A grant that comes while the packet
+is still read (its source stalled) is kept (``pend``) and the next packet starts in the cycle after
+the last beat; the granting output waits for it.  The next packet of the same VC is decided once its
+route beat is at the head: one cycle between two packets of one VC.
 """
 
 from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
@@ -23,11 +28,14 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import (
+    MAX_PACKET_BEATS,
+    MAX_PAYLOAD_WORDS,
     NUM_NET_VCS,
     ROUTE_CHARS,
     NetBeat,
     NetBeatKind,
     NetClass,
+    NetHeader,
     NetRoute,
     NetStreamSignature,
     RouteChar,
@@ -98,6 +106,9 @@ class XbarInput(wiring.Component):
     dest_port, dest_vc : Out(range(ports)), Out(2)
         The output port and VC of the packet granted or requested (registers; ``dest_vc`` chooses the
         output's VC queue).
+    dest_onehot : Out(ports)
+        ``dest_port`` one-hot (a register: the outputs' beat valid and the port's ready are one gate
+        after it).
     events : Out(InputEvents)
     """
 
@@ -110,7 +121,7 @@ class XbarInput(wiring.Component):
             "req": Out(XbarRequestSignature(ports)),
             "grant": In(1),
             "beat": Out(stream.Signature(NetBeat)),
-            "dest_port": Out(range(ports)), "dest_vc": Out(2),
+            "dest_port": Out(range(ports)), "dest_vc": Out(2), "dest_onehot": Out(ports, init=1),
             "events": Out(InputEvents),
         })
 
@@ -127,6 +138,7 @@ class XbarInput(wiring.Component):
         vc_mask = Signal(V, init=(1 << V) - 1)
         dec = Signal(_Decision(V, len(self.dest_port)), name="decision")
 
+        pend = Signal()                     # dec was granted while another packet was read: it is next
         active = Signal()                   # the packet of cur_vc is read (granted, or dropped)
         m.d.comb += active.eq(busy | self.grant)
         cur_valid = Signal()
@@ -137,25 +149,54 @@ class XbarInput(wiring.Component):
         m.d.comb += moves.eq(active & cur_valid & (dropping | self.beat.ready))
         ending = Signal()
         m.d.comb += ending.eq(moves & cur_beat.last)
+        done = Signal()                     # no packet is read after this cycle unless one is queued
+        m.d.comb += done.eq(~active | ending)
+        queued = Signal()                   # the decision's packet starts next: granted during a packet, or a drop
+        m.d.comb += queued.eq(pend | (self.grant & busy) | dec.drop)
 
-        # The decision: kept while its output is available (it may be granted now), else made afresh.
+        # The packet's beats still to move (``left``), known once its header has moved (``sized``), and
+        # ``near`` (a register): no packet is read, or the one read has at most one beat to go.
+        sized = Signal()
+        left = Signal(range(MAX_PACKET_BEATS))
+        near = Signal(init=1)
+        hdr = NetHeader(cur_beat.data)
+        after = Signal(range(MAX_PACKET_BEATS))     # the beats after the header
+        m.d.comb += after.eq(hdr.command_words + Mux(hdr.payload_words > MAX_PAYLOAD_WORDS, MAX_PAYLOAD_WORDS,
+                                                     hdr.payload_words))
+        with m.If(done):
+            m.d.sync += [sized.eq(0), near.eq(~queued)]
+        with m.Elif(moves & ~first & ~sized):
+            m.d.sync += [sized.eq(1), left.eq(after), near.eq(after <= 1)]
+        with m.Elif(moves & sized):
+            m.d.sync += [left.eq(left - 1), near.eq(left <= 2)]
+        with m.Elif(self.grant & ~busy):
+            m.d.sync += near.eq(0)
+
+        # The decision: kept while its output is available (it may be granted now) or while it waits
+        # for the packet being read; else made afresh, also while a packet is read (the look-ahead).
+        # It is requested while no packet is read, or in the cycle of the last beat of the one read:
+        # granted then, the next packet moves right after it.
         asked = Signal()
-        m.d.comb += asked.eq(dec.req & self.avail[dec.port].bit_select(dec.ovc, 1))
+        m.d.comb += asked.eq(self.req.valid & self.avail[dec.port].bit_select(dec.ovc, 1))
+        keep = Signal()
+        m.d.comb += keep.eq(asked | (queued & ~done))
         free = Signal()                     # a new decision may be made now
-        m.d.comb += free.eq((~busy | ending) & ~self.grant & ~dec.drop)
-        choice = self._choose(m, busy, cur_vc, vc_mask)
-        with m.If(~asked):
+        m.d.comb += free.eq(~queued)
+        choice = self._choose(m, active, cur_vc, vc_mask)
+        with m.If(~keep):
             m.d.sync += [dec.eq(choice), dec.req.eq(free & choice.req), dec.drop.eq(free & choice.drop)]
-        m.d.comb += [self.req.valid.eq(dec.req), self.req.port.eq(dec.port), self.req.vc.eq(dec.ovc)]
+        m.d.comb += [self.req.valid.eq(dec.req & ~pend & near), self.req.port.eq(dec.port), self.req.vc.eq(dec.ovc)]
 
-        # While the port waits for a grant, the packet's fields follow the decision.
-        with m.If((dec.req | dec.drop) & ~busy & ~self.grant):
-            m.d.sync += [cur_vc.eq(dec.vc), self.dest_port.eq(dec.port), self.dest_vc.eq(dec.ovc),
+        # When no packet is read after this cycle, the packet's fields follow the decision: a queued
+        # one starts in the next cycle, a requested one when its grant comes.
+        with m.If(done & (queued | dec.req)):
+            m.d.sync += [cur_vc.eq(dec.vc), self.dest_port.eq(dec.port), self.dest_onehot.eq(1 << dec.port),
+                         self.dest_vc.eq(dec.ovc),
                          consume.eq(dec.consume), char.eq(dec.char), first.eq(1), dropping.eq(dec.drop)]
-        with m.If(moves):
+        with m.Elif(moves):
             m.d.sync += first.eq(0)
-        m.d.sync += busy.eq(~ending & (busy | self.grant | dec.drop))
-        with m.If(self.grant | dec.drop):
+        m.d.sync += [busy.eq(Mux(done, queued, 1)), pend.eq(~done & (pend | (self.grant & busy)))]
+        with m.If((self.grant & ~busy) | (done & queued)):    # a packet starts: dec still holds it
             m.d.sync += vc_mask.eq(past_mask(Cat(dec.vc == v for v in range(V))))
 
         # The packet's beats: the route beat replaced by the route word it leaves with.
@@ -173,19 +214,23 @@ class XbarInput(wiring.Component):
         for v in range(V):
             m.d.comb += self.i[v].ready.eq(active & (cur_vc == v) & (dropping | self.beat.ready))
 
+        dropped = Signal()                  # a drop starts (the decision may wait for the packet before it)
+        m.d.comb += dropped.eq(dec.drop & done)
         m.d.comb += [
             self.events.packet.eq(self.grant),
-            self.events.missing.eq(dec.drop & (dec.err == RouteError.MISSING_PORT)),
-            self.events.exhausted.eq(dec.drop & (dec.err == RouteError.EXHAUSTED)),
-            self.events.malformed.eq(dec.drop & (dec.err == RouteError.MALFORMED)),
+            self.events.missing.eq(dropped & (dec.err == RouteError.MISSING_PORT)),
+            self.events.exhausted.eq(dropped & (dec.err == RouteError.EXHAUSTED)),
+            self.events.malformed.eq(dropped & (dec.err == RouteError.MALFORMED)),
         ]
         if platform == "formal":
-            self._properties(m, busy, active, dropping, first, cur_vc, dec)
+            self._properties(m, busy, pend, near, active, dropping, first, cur_vc, dec)
         return m
 
-    def _choose(self, m, busy, cur_vc, vc_mask):
+    def _choose(self, m, active, cur_vc, vc_mask):
         """Per VC the head packet's routing decision; among the VCs whose head is not being read and
-        not known to be blocked, the round-robin choice (``req`` or ``drop`` set if there is one)."""
+        whose output is available, the round-robin choice (``req`` or ``drop`` set if there is one).
+        The output the packet being read goes to counts as available (it becomes so near that packet's
+        end, when the choice is requested)."""
         V = self._vcs
         rows, eligible = [], []
         for v in range(V):
@@ -200,9 +245,10 @@ class XbarInput(wiring.Component):
                          row.consume.eq(step.consume), row.char.eq(step.next.chars[0])]
             # A hint only (the output checks availability itself): the head's output was unavailable.
             blocked = Signal(name=f"vc{v}_blocked")
-            m.d.sync += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1))
+            m.d.comb += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1)
+                                   & ~(active & (step.port == self.dest_port)))
             ok = Signal(name=f"vc{v}_eligible")
-            m.d.comb += ok.eq(self.i[v].valid & ~(busy & (cur_vc == v)) & ~blocked)
+            m.d.comb += ok.eq(self.i[v].valid & ~(active & (cur_vc == v)) & ~blocked)
             rows.append(row)
             eligible.append(ok)
         choice = Signal(_Decision(V, len(self.dest_port)))
@@ -210,14 +256,21 @@ class XbarInput(wiring.Component):
                                                  name="vc_rr"))
         return choice
 
-    def _properties(self, m, busy, active, dropping, first, cur_vc, dec):
+    def _properties(self, m, busy, pend, near, active, dropping, first, cur_vc, dec):
         """The input's contract: a grant comes only for the registered request, whose fields the port
         then reads with; only a granted packet's beats are offered; its first beat is its route beat,
         which leaves as the route step of the route beat still at the stream's head, for the output
         port and VC that step names; a packet keeps its message class."""
         with m.If(self.grant):
-            m.d.comb += [Assert(dec.req & ~busy), Assert(cur_vc == dec.vc), Assert(self.dest_port == dec.port),
-                         Assert(self.dest_vc == dec.ovc)]
+            m.d.comb += Assert(dec.req & ~pend)
+            with m.If(~busy):
+                m.d.comb += [Assert(cur_vc == dec.vc), Assert(self.dest_port == dec.port),
+                             Assert(self.dest_vc == dec.ovc)]
+        with m.If(pend):
+            m.d.comb += [Assert(busy & dec.req & ~dec.drop), Assert(dec.vc != cur_vc)]
+        with m.If(~busy):
+            m.d.comb += Assert(near)
+        m.d.comb += Assert(self.dest_onehot == (1 << self.dest_port)[:len(self.dest_onehot)])
         with m.If(self.beat.valid):
             m.d.comb += Assert(active & ~dropping)
         with m.If(self.beat.valid & first):

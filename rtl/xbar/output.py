@@ -55,12 +55,13 @@ class XbarOutput(wiring.Component):
     grant : Out(ports)
         One-hot: the input granted in the previous cycle (a register).
     beats : In(stream.Signature(NetBeat)).array(ports)
-        Every input's packet beats; this port takes (``ready``) those of ``cur``.
+        Every input's packet beats, ``valid`` only while the input's packet is for this port; this
+        port takes (``ready``) those of ``cur``.
     beat_vcs : In(ArrayLayout(2, ports))
-        Every input's ``dest_vc``: the VC queue its beats go to (and, in the cycle after a grant, the
-        VC of the granted request).
+        Every input's ``dest_vc``: the VC queue its beats go to.
     taking : Out(ports)
-        One-hot: the input whose beats this port takes (from registers).
+        One-hot: the input whose beats this port takes (from registers).  It may be an input still
+        sending its previous packet to another port (granted while it did): its beats follow.
     avail : Out(4)
         ``avail[u]``: this port grants requests for VC ``u`` (a register).
     o : Out(NetStreamSignature()).array(vcs)
@@ -132,10 +133,11 @@ class XbarOutput(wiring.Component):
         with m.Elif(grant_any):
             m.d.sync += [nxt_act.eq(1), nxt_src.eq(grant)]
 
-        # Booked one cycle after the grant: the arbiter's order and the reservation.
+        # Booked one cycle after the grant: the arbiter's order and the reservation (for the VC of the
+        # granted request, registered: the input may still be sending another packet elsewhere).
         update(self.grant)
         g_vc = Signal(2)
-        m.d.comb += g_vc.eq(one_hot_select(m, self.grant, list(self.beat_vcs), name="g_vc"))
+        m.d.sync += g_vc.eq(one_hot_select(m, grant, [r.vc for r in self.reqs], name="g_vc"))
 
         queues = []
         for u in range(V):
