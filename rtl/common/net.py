@@ -26,11 +26,12 @@ requests never wait behind responses (protocol deadlock) and torus rings are bro
 (routing deadlock).
 """
 
+from amaranth.hdl import Mux
 from amaranth.lib import data, enum, stream
 
 __all__ = ["NetBeatKind", "NetUnit", "NetClass", "RouteError", "NetBeat", "NetHeader", "RouteChar", "NetRoute",
            "NetStreamSignature", "net_vc", "MAX_PAYLOAD_WORDS", "MAX_COMMAND_WORDS", "ROUTE_CHARS", "EJECT",
-           "MAX_HOPS", "MAX_PACKET_BEATS", "NUM_NET_VCS", "NODE_BITS"]
+           "MAX_HOPS", "MAX_PACKET_BEATS", "NUM_NET_VCS", "NODE_BITS", "payload_clamped", "last_index"]
 
 MAX_PAYLOAD_WORDS = 8   # one cache line per network packet, as on the HTAX
 MAX_COMMAND_WORDS = 3   # the 2-bit command_words field
@@ -113,6 +114,19 @@ class NetRoute(data.Struct):
 
 assert NetHeader.as_shape().size == 64
 assert NetRoute.as_shape().size == 64
+
+
+def payload_clamped(header):
+    """``header.payload_words`` (a :class:`NetHeader` view) is above :data:`MAX_PAYLOAD_WORDS`: malformed,
+    carried with 8 payload beats."""
+    return header.payload_words > MAX_PAYLOAD_WORDS
+
+
+def last_index(header):
+    """Index of the last beat of the network-side packet whose header is ``header``: route, header,
+    ``command_words`` command beats, ``min(payload_words, 8)`` payload beats."""
+    pw = Mux(payload_clamped(header), MAX_PAYLOAD_WORDS, header.payload_words)
+    return 1 + header.command_words + pw
 
 
 def NetStreamSignature():

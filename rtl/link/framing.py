@@ -22,10 +22,16 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NetBeatKind, NetHeader, NetStreamSignature
+from rtl.common.net import (
+    MAX_PACKET_BEATS,
+    NetBeatKind,
+    NetHeader,
+    NetStreamSignature,
+    last_index,
+    payload_clamped,
+)
 
-__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "header_only", "payload_clamped",
-           "last_index"]
+__all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "header_only"]
 
 _IDX = range(MAX_PACKET_BEATS)      # beat index inside a packet
 _ROUTE, _HEADER = 0, 1              # beat indices of the route word and the network header
@@ -34,18 +40,6 @@ _ROUTE, _HEADER = 0, 1              # beat indices of the route word and the net
 def header_only(header):
     """The packet whose network header is ``header`` (a :class:`NetHeader` view) ends with it."""
     return (header.command_words == 0) & (header.payload_words == 0)
-
-
-def payload_clamped(header):
-    """``header.payload_words`` is above :data:`MAX_PAYLOAD_WORDS` (malformed; the link carries 8)."""
-    return header.payload_words > MAX_PAYLOAD_WORDS
-
-
-def last_index(header):
-    """Index of the last beat of the packet whose network header is ``header``: route, header,
-    ``command_words`` command beats, ``min(payload_words, 8)`` payload beats."""
-    pw = Mux(payload_clamped(header), MAX_PAYLOAD_WORDS, header.payload_words)
-    return _HEADER + header.command_words + pw
 
 
 class PacketShaper(wiring.Component):

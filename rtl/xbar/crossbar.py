@@ -130,9 +130,10 @@ class Crossbar(wiring.Component):
         return m
 
     def _properties(self, m, ins, outs):
-        """Between the blocks: an input is taken by at most two outputs, the one its packet was granted
-        and one that granted its next packet while it sends (so its beats go to one output only: no
-        loss, no duplication), and a beat offered is taken by its packet's output or waits for it."""
+        """Between the blocks: an input is taken by at most two outputs, and when by two, one of them is
+        the output of the packet it sends (``dest_port``; the other granted its next packet).  That a
+        beat reaches only its packet's output holds by the wiring, not by an assertion: an output sees
+        an input's beats, and gives it ``ready``, only while the input's ``dest_onehot`` names it."""
         from amaranth.hdl import Assert
         for i, x in enumerate(ins):
             m.d.comb += Assert(sum(y.taking[i] for y in outs) <= 2)

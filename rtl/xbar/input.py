@@ -29,7 +29,6 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import (
     MAX_PACKET_BEATS,
-    MAX_PAYLOAD_WORDS,
     NUM_NET_VCS,
     ROUTE_CHARS,
     NetBeat,
@@ -40,6 +39,7 @@ from rtl.common.net import (
     NetStreamSignature,
     RouteChar,
     RouteError,
+    last_index,
 )
 from rtl.common.rr import past_mask, round_robin_select
 
@@ -161,8 +161,7 @@ class XbarInput(wiring.Component):
         near = Signal(init=1)
         hdr = NetHeader(cur_beat.data)
         after = Signal(range(MAX_PACKET_BEATS))     # the beats after the header
-        m.d.comb += after.eq(hdr.command_words + Mux(hdr.payload_words > MAX_PAYLOAD_WORDS, MAX_PAYLOAD_WORDS,
-                                                     hdr.payload_words))
+        m.d.comb += after.eq(last_index(hdr) - 1)
         with m.If(done):
             m.d.sync += [sized.eq(0), near.eq(~queued)]
         with m.Elif(moves & ~first & ~sized):
@@ -243,7 +242,7 @@ class XbarInput(wiring.Component):
             m.d.comb += [row.req.eq(bad == RouteError.NONE), row.drop.eq(bad != RouteError.NONE),
                          row.err.eq(bad), row.vc.eq(v), row.port.eq(step.port), row.ovc.eq(step.vc),
                          row.consume.eq(step.consume), row.char.eq(step.next.chars[0])]
-            # A hint only (the output checks availability itself): the head's output was unavailable.
+            # A hint only (the output checks availability itself): the head's output is unavailable.
             blocked = Signal(name=f"vc{v}_blocked")
             m.d.comb += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1)
                                    & ~(active & (step.port == self.dest_port)))

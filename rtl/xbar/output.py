@@ -23,7 +23,7 @@ from amaranth.hdl import Assert, Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import MAX_PACKET_BEATS, MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature
+from rtl.common.net import MAX_PACKET_BEATS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature, last_index
 from rtl.common.rr import one_hot_select
 
 from .input import XbarRequestSignature
@@ -124,8 +124,7 @@ class XbarOutput(wiring.Component):
             m.d.sync += written.eq(written + 1)
             with m.If(written == 1):
                 hdr = NetHeader(src.data)
-                m.d.sync += length.eq(2 + hdr.command_words + Mux(hdr.payload_words > MAX_PAYLOAD_WORDS,
-                                                                  MAX_PAYLOAD_WORDS, hdr.payload_words))
+                m.d.sync += length.eq(last_index(hdr) + 1)
         # A grant finds nxt empty (avail was cleared when nxt was booked).
         with m.If(ending | ~cur_act):
             m.d.sync += [written.eq(0), cur_act.eq(nxt_act | grant_any), cur_src.eq(Mux(nxt_act, nxt_src, grant)),
