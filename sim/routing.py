@@ -34,10 +34,11 @@ from typing import NamedTuple
 from rtl.common.net import EJECT, MAX_HOPS, ROUTE_CHARS, RouteError
 from rtl.common.params import check_distinct, check_int
 
-from .netroute import eject_char, route_char, route_step, route_word
+from .netroute import eject_char, port_route, route_char, route_entry, route_step, route_word, table_step
 
 __all__ = ["DIRECTIONS", "MAX_RING", "Topology", "back_to_back", "ring", "torus_2d", "torus_3d",
-           "encode_route", "Hop", "Walk", "walk", "all_routes", "dependency_graph", "find_cycle"]
+           "encode_route", "Hop", "Walk", "walk", "walk_tables", "all_routes", "dependency_graph",
+           "table_dependency_graph", "graph_of_walks", "find_cycle"]
 
 #: link directions in the order of a node's port numbering; the default numbering is their index
 DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
@@ -321,6 +322,102 @@ class Topology:
         return table + [0] * (entries - self.nodes)
 
 
+    # -- table routing (issue 44: sim.netroute.table_step) ---------------------------------------------
+
+    def _ring_direction(self, node, dst, dim, failed):
+        """The direction (an index of :data:`DIRECTIONS`) in which ``node`` sends a packet for ``dst``
+        along dimension ``dim``: the minimal one (the tie of an even ring goes up), else, when its path
+        takes a link of ``failed``, the other way round the ring; ``None`` if both take one."""
+        k, stride = self.shape[dim], self._strides[dim]
+        s, t = node // stride % k, dst // stride % k
+        up, down = (t - s) % k, (s - t) % k
+        if not self.wrap:
+            order = [(2 * dim + (t < s), abs(t - s))]
+        else:
+            order = [(2 * dim, up), (2 * dim + 1, down)]
+            if down < up:
+                order.reverse()
+        for d, n in order:
+            here, clean = node, True
+            for _ in range(n):
+                if (here, self.ports(here)[d]) in failed:
+                    clean = False
+                    break
+                here = self._neighbour(here, d)
+            if clean:
+                return d
+        return None
+
+    def _failed_ends(self, failed):
+        """Both ends ``(node, port)`` of every link of ``failed`` (given by either end)."""
+        ends = set()
+        for end in failed:
+            node, port = end
+            peer = self.peer(node, port)
+            if peer is None:
+                raise ValueError(f"failed link {end!r}: port {port} of node {node} has no cable")
+            ends |= {(node, port), peer}
+        return ends
+
+    def crossbar_table(self, node, *, net_port=0, entries=None, failed=()):
+        """The route table of ``node``'s crossbar under table routing: a packed
+        :class:`~rtl.common.net.RouteEntry` per destination node id.
+
+        The entry for ``node`` itself ejects at network port ``net_port``; every other entry is the
+        first hop of a dimension-order route (x, then y, then z), minimal unless ``failed`` (links
+        given by one end, ``(node, port)``) lies on it, and then the other way round that ring.  The
+        dateline VCs come from the crossbars' :meth:`port_routes`.
+
+        Parameters
+        ----------
+        entries : int, optional
+            Table size (the configuration's ``[system] nodes``), at least :attr:`nodes`; the entries
+            past the topology's nodes are 0 (not valid: the crossbar drops such packets as
+            ``NO_ROUTE``).  Default: :attr:`nodes`.
+
+        Raises
+        ------
+        ValueError
+            An argument out of range, a failed link that is not cabled, or a destination that no
+            dimension-order route reaches around the failed links.
+        """
+        check_int("node", node, 0, self.nodes - 1)
+        check_int("net_port", net_port, 0, MAX_NET_PORT)
+        entries = self.nodes if entries is None else entries
+        check_int("entries", entries, self.nodes)
+        failed = self._failed_ends(failed)
+        table = []
+        for dst in range(self.nodes):
+            dims = [dim for dim in range(self.dims) if self.coords(node)[dim] != self.coords(dst)[dim]]
+            if not dims:
+                table.append(route_entry(net_port=net_port))
+                continue
+            d = self._ring_direction(node, dst, dims[0], failed)
+            if d is None:
+                raise ValueError(f"no dimension-order route from node {node} to node {dst} avoids the failed links")
+            table.append(route_entry(port=self.ports(node)[d]))
+        return table + [0] * (entries - self.nodes)
+
+    def port_routes(self, node):
+        """The routing registers of ``node``'s crossbar under table routing: a packed
+        :class:`~rtl.common.net.PortRoute` for each of its :meth:`link_ports` (0 for a port without a
+        cable): a packet arriving at a port goes on along its ring through the port of the opposite
+        direction, and the link into the port is the wrap-around link of its ring where it joins the
+        coordinates ``k - 1`` and 0 (the dateline of :meth:`route`)."""
+        numbering = self.ports(node)
+        regs = [0] * self.link_ports(node)
+        for d, port in enumerate(numbering):
+            if self._neighbour(node, d) is None:
+                continue
+            dim, neg = divmod(d, 2)
+            k, c = self.shape[dim], self.coords(node)[dim]
+            ahead = d ^ 1                   # a packet that came in from direction d travels towards d ^ 1
+            straight = numbering[ahead] if self._neighbour(node, ahead) is not None else None
+            wrapped = self.wrap and c == (0 if neg else k - 1)     # in from c - 1 (neg) or c + 1
+            regs[port] = port_route(straight=straight, wrapped=int(wrapped))
+        return regs
+
+
 def back_to_back(*, ports=None):
     """Two nodes joined by one link: port ``+x`` (0) of node 0 to port ``-x`` (1) of node 1."""
     return Topology(shape=(2,), ports=ports, wrap=False)
@@ -420,6 +517,48 @@ def walk(topology, src, word, *, net_ports=1, link_ports=None, dateline=True):
         node, word = peer[0], step.route
 
 
+def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=1, link_ports=None,
+                dateline=True):
+    """Follow a packet for ``dst`` from ``src``'s crossbar under table routing, applying
+    :func:`sim.netroute.table_step` at every crossbar.
+
+    Parameters
+    ----------
+    tables : sequence of sequence of int, optional
+        Each node's route table; default: :meth:`Topology.crossbar_table` of every node.
+    port_routes : sequence of sequence of int, optional
+        Each node's routing registers; default: :meth:`Topology.port_routes` of every node.
+    net_ports, link_ports, dateline
+        As :func:`walk`.
+
+    Returns
+    -------
+    Walk
+        Ends in a network port, an error (``LOOP`` after :data:`~rtl.common.net.MAX_HOPS` link hops:
+        every walk ends), or an uncabled port.
+    """
+    check_int("src", src, 0, topology.nodes - 1)
+    check_int("net_ports", net_ports, 1, MAX_NET_PORT + 1)
+    if tables is None:
+        tables = [topology.crossbar_table(n) for n in range(topology.nodes)]
+    if port_routes is None:
+        port_routes = [topology.port_routes(n) for n in range(topology.nodes)]
+    hops, node, in_port, vc, count = [], src, None, 0, 0
+    while True:
+        lp = topology.link_ports(node) if link_ports is None else link_ports
+        step = table_step(tables[node], dst, hops=count, in_port=in_port, in_dateline=vc,
+                          port_routes=port_routes[node], link_ports=lp, net_ports=net_ports, dateline=dateline)
+        if step.error != RouteError.NONE:
+            return Walk(tuple(hops), node, None, step.error)
+        if step.eject:
+            return Walk(tuple(hops), node, step.port, RouteError.NONE)
+        hops.append(Hop(node, step.port, step.dateline))
+        peer = topology.peer(node, step.port)
+        if peer is None:
+            return Walk(tuple(hops), node, None, RouteError.NONE, uncabled=True)
+        (node, in_port), vc, count = peer, step.dateline, step.hops
+
+
 def all_routes(topology, *, net_port=0):
     """``(src, dst, word)`` for every ordered pair of nodes (``src == dst`` included)."""
     for src in range(topology.nodes):
@@ -446,9 +585,28 @@ def dependency_graph(topology, routes=None, *, dateline=True, net_ports=1, link_
     """
     if routes is None:
         routes = ((src, word) for src, _dst, word in all_routes(topology))
+    return graph_of_walks(walk(topology, src, word, net_ports=net_ports, link_ports=link_ports, dateline=dateline)
+                          for src, word in routes)
+
+
+def table_dependency_graph(topology, *, tables=None, port_routes=None, dateline=True, net_ports=1):
+    """The channel dependency graph (as :func:`dependency_graph`) of table routing: the walks
+    (:func:`walk_tables`) from every node to every node over ``tables`` and ``port_routes`` (default:
+    the topology's)."""
+    if tables is None:
+        tables = [topology.crossbar_table(n) for n in range(topology.nodes)]
+    if port_routes is None:
+        port_routes = [topology.port_routes(n) for n in range(topology.nodes)]
+    return graph_of_walks(walk_tables(topology, src, dst, tables=tables, port_routes=port_routes,
+                                      net_ports=net_ports, dateline=dateline)
+                          for src in range(topology.nodes) for dst in range(topology.nodes))
+
+
+def graph_of_walks(walks):
+    """``{Hop: set of Hop}``: every channel the :class:`Walk` s use, with the channels that follow it."""
     graph = {}
-    for src, word in routes:
-        hops = walk(topology, src, word, net_ports=net_ports, link_ports=link_ports, dateline=dateline).hops
+    for w in walks:
+        hops = w.hops
         for i, hop in enumerate(hops):
             nxt = graph.setdefault(hop, set())
             if i + 1 < len(hops):

@@ -31,7 +31,8 @@ from amaranth.lib import data, enum, stream
 
 __all__ = ["NetBeatKind", "NetUnit", "NetClass", "RouteError", "NetBeat", "NetHeader", "RouteChar", "NetRoute",
            "NetStreamSignature", "net_vc", "MAX_PAYLOAD_WORDS", "MAX_COMMAND_WORDS", "ROUTE_CHARS", "EJECT",
-           "MAX_HOPS", "MAX_PACKET_BEATS", "NUM_NET_VCS", "NODE_BITS", "payload_clamped", "last_index"]
+           "MAX_HOPS", "MAX_PACKET_BEATS", "RouteEntry", "PortRoute", "NUM_NET_VCS", "NODE_BITS",
+           "payload_clamped", "last_index"]
 
 MAX_PAYLOAD_WORDS = 8   # one cache line per network packet, as on the HTAX
 MAX_COMMAND_WORDS = 3   # the 2-bit command_words field
@@ -69,12 +70,14 @@ def net_vc(cls, dateline):
     return 2 * int(getattr(cls, "value", cls)) + dateline
 
 
-class RouteError(enum.Enum, shape=2):
+class RouteError(enum.Enum, shape=3):
     """Why a crossbar drops a packet (its route is not usable at this node)."""
     NONE = 0
     MISSING_PORT = 1    # a link port or network port this crossbar does not have
     EXHAUSTED = 2       # a link character with no hops left: the route ends before a network port
     MALFORMED = 3       # the packet does not start with a route beat
+    NO_ROUTE = 4        # table routing: the destination is beyond the route table or its entry is not valid
+    LOOP = 5            # table routing: the packet has already taken MAX_HOPS link hops
 
 
 class NetBeat(data.Struct):
@@ -110,6 +113,26 @@ class RouteChar(data.Struct):
 class NetRoute(data.Struct):
     """The route word: ``chars[0]`` is the current character; consumed characters shift out."""
     chars: data.ArrayLayout(RouteChar, ROUTE_CHARS)
+
+
+class RouteEntry(data.Struct):
+    """Table routing (the reference model :func:`sim.netroute.table_step`, ``sim/routing.py``): one
+    entry of a crossbar's route table, indexed by the packet's ``dst_node``.  ``port`` below
+    :data:`EJECT` is a link port, at or above it the network port ``port - EJECT``; ``dateline``
+    puts the packet on dateline VC 1 for this hop whatever the port rule says."""
+    valid: 1
+    port: 4
+    dateline: 1
+
+
+class PortRoute(data.Struct):
+    """Table routing: a crossbar's routing register of link port ``p``, the dateline rule.  A packet
+    that arrived at ``p`` and leaves through link port ``straight`` (``has_straight``: on along the
+    same ring) leaves on dateline VC 1 if it arrived on VC 1 or ``wrapped`` (the link into ``p`` is
+    its ring's wrap-around link); every other link hop starts on VC 0."""
+    straight: 3
+    has_straight: 1
+    wrapped: 1
 
 
 assert NetHeader.as_shape().size == 64
