@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from rtl.common.net import NetHeader, NetUnit
 from rtl.rma.formats import (
+    DATA_COMMAND_WORDS,
     LINE_BYTES,
     NET_COMMAND_WORDS,
     PAGE_BYTES,
@@ -61,8 +62,8 @@ from rtl.rma.formats import (
 
 from .layout import fields, pack, unpack
 
-__all__ = ["encode_address", "decode_address", "descriptor", "decode_notification", "NotificationQueue",
-           "RmaNodeModel", "RmaNetworkModel", "LOCKS_PER_VPID"]
+__all__ = ["command_words", "encode_address", "decode_address", "descriptor", "decode_notification",
+           "NotificationQueue", "RmaNodeModel", "RmaNetworkModel", "LOCKS_PER_VPID"]
 
 LOCKS_PER_VPID = PAGE_BYTES // 4
 MASK64 = (1 << 64) - 1
@@ -70,6 +71,17 @@ MASK64 = (1 << 64) - 1
 
 def _u(layout, word):
     return unpack(layout, word, fields(layout))
+
+
+def command_words(unit, command):
+    """The command words of an RMA packet for ``unit`` with ``command``: the first word of
+    ``RmaNetDescriptor`` only for the data packets to a completer (put, immediate put, get response),
+    both for the rest (get and lock requests, lock responses, notification puts)."""
+    data = {RmaCommand.PUT.value, RmaCommand.IMMEDIATE_PUT.value, RmaCommand.GET.value}
+    unit, command = int(getattr(unit, "value", unit)), int(getattr(command, "value", command))
+    if unit == NetUnit.RMA_COMPLETER.value and command in data:
+        return DATA_COMMAND_WORDS
+    return NET_COMMAND_WORDS
 
 
 def encode_address(amap, *, vpid, command, req_notify=0, cpl_notify=0, rsp_notify=0, cache_line=0, irq=0):
@@ -233,7 +245,7 @@ class RmaNodeModel:
                 words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, n, 8)]
                 pkts.append(self._packet(d["dst_node"], NetUnit.RMA_COMPLETER, spec | {"last": off + n == nbytes},
                                          dst_qw=d["remote_qw"], size_m1=size["size_m1"], offset_qw=off // 8,
-                                         arg=local >> 3, payload=words))
+                                         payload=words))
             if read_err:
                 self.counters["req_errors"] += 1
             if a["req_notify"] or read_err:
@@ -254,21 +266,24 @@ class RmaNodeModel:
         return [self._packet(d["dst_node"], NetUnit.RMA_COMPLETER, spec | {"last": 1}, arg=d["op"])]
 
     def _packet(self, dst_node, unit, spec, *, payload=(), **cmd):
-        hdr = pack(NetHeader, {"dst_node": dst_node, "unit": unit, "command_words": NET_COMMAND_WORDS,
+        words = command_words(unit, spec["command"])
+        assert words == NET_COMMAND_WORDS or "arg" not in cmd, cmd
+        hdr = pack(NetHeader, {"dst_node": dst_node, "unit": unit, "command_words": words,
                                "payload_words": len(payload), "src_node": self.node,
                                "specific": pack(RmaNetFields, spec)})
         c = pack(RmaNetDescriptor, cmd)
-        return [hdr, c & MASK64, c >> 64, *payload]
+        return [hdr, *((c >> 64 * i) & MASK64 for i in range(words)), *payload]
 
     # -- receiving side ------------------------------------------------------------------------------
     def receive(self, words):
         """One network packet for this node; returns the response packets it causes."""
         h = _u(NetHeader, words[0])
         s = _u(RmaNetFields, h["specific"])
-        c = _u(RmaNetDescriptor, words[1] | words[2] << 64)
+        cw = h["command_words"]
+        c = _u(RmaNetDescriptor, sum(w << 64 * i for i, w in enumerate(words[1:1 + cw])))
         if h["unit"] == NetUnit.RMA_RESPONDER.value:
             return self._respond(h, s, c)
-        self._complete(h, s, c, words[3:])
+        self._complete(h, s, c, words[1 + cw:])
         return []
 
     def _complete(self, h, s, c, payload):
@@ -314,7 +329,7 @@ class RmaNodeModel:
             self.counters["cpl_dropped"] += 1
             if cmd == RmaCommand.GET.value:
                 return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["arg"],
-                                     size_m1=c["size_m1"], error=RmaError.DISABLED, arg=c["dst_qw"])]
+                                     size_m1=c["size_m1"], error=RmaError.DISABLED)]
             return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["dst_qw"],
                                  error=RmaError.DISABLED)]
         if cmd == RmaCommand.GET.value:
@@ -323,7 +338,7 @@ class RmaNodeModel:
             src = self._physical(vpid, start, 0)
             if src is None:
                 return [self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": 1}, dst_qw=c["arg"],
-                                     size_m1=c["size_m1"], error=RmaError.ATU_FAULT, arg=c["dst_qw"])]
+                                     size_m1=c["size_m1"], error=RmaError.ATU_FAULT)]
             self.counters["rsp_get"] += 1
             pkts = []
             read_err = False
@@ -335,7 +350,7 @@ class RmaNodeModel:
                 last = off + n == nbytes
                 pkts.append(self._packet(h["src_node"], NetUnit.RMA_COMPLETER, back | {"last": last},
                                          dst_qw=c["arg"], size_m1=c["size_m1"], offset_qw=off // 8,
-                                         arg=c["dst_qw"], error=RmaError.DMA_ERROR if last and read_err else 0,
+                                         error=RmaError.DMA_ERROR if last and read_err else 0,
                                          payload=[int.from_bytes(data[i:i + 8], "little") for i in range(0, n, 8)]))
             if s["rsp_notify"]:
                 self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.RESPONDER, value=start,

@@ -10,7 +10,15 @@ from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_port, check_pow2
 
 from .ats_client import RmaXlateRequest, RmaXlateResult
-from .formats import NET_COMMAND_WORDS, RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
+from .formats import (
+    DATA_COMMAND_WORDS,
+    NET_COMMAND_WORDS,
+    RmaCommand,
+    RmaError,
+    RmaNetDescriptor,
+    RmaNetFields,
+    RmaNotifyClass,
+)
 from .notifier import RmaNoteRequest
 from .translate import RmaTranslateStep
 from .txarb import HtaxPacketSignature
@@ -23,16 +31,17 @@ class RmaCompleter(wiring.Component):
     the network -> host memory writes and completer notifications (dissertation ch. 7.5, 7.5.6).
 
     Every packet is a network header (:class:`~rtl.common.net.NetHeader` with
-    :class:`~rtl.rma.formats.RmaNetFields`), the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
-    and 0..8 payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
+    :class:`~rtl.rma.formats.RmaNetFields`), the command words (:class:`~rtl.rma.formats.RmaNetDescriptor`:
+    its first word for put, immediate put and get response data, both for lock responses and notification
+    puts) and 0..8 payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
     requester and responder cut packets at 64-byte lines, so one write never crosses a line).  After an
     operation's ``last`` packet a notification goes to the notifier when table 7-2 asks for one: put and
     immediate put with ``cpl_notify``, get with ``cpl_notify`` or an error, lock and notification put always;
     :class:`~rtl.rma.fence.RmaFence` keeps it behind the payload writes (``docs/rma.md``, "Ordering").
 
-    A packet for a VPID that is not enabled, or a packet that is malformed (another unit, command words
-    other than two, more than eight payload words or words across a line, a command the completer does
-    not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
+    A packet for a VPID that is not enabled, or a packet that is malformed (another unit, another number of
+    command words than its command has, more than eight payload words or words across a line, a command
+    the completer does not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
 
     Translation (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is physical (table 7-7).
     Otherwise the page of the packet's first word (``(dst_qw + offset_qw) >> 9``; the packet never leaves
@@ -100,7 +109,8 @@ class RmaCompleter(wiring.Component):
         known = is_put | is_get | (command == RmaCommand.LOCK) | (command == RmaCommand.NOTIFICATION_PUT)
         accept = Signal()
         m.d.comb += accept.eq(
-            (hdr.unit == NetUnit.RMA_COMPLETER) & (hdr.command_words == NET_COMMAND_WORDS) & known
+            (hdr.unit == NetUnit.RMA_COMPLETER) & known
+            & (hdr.command_words == Mux(is_put | is_get, DATA_COMMAND_WORDS, NET_COMMAND_WORDS))
             & (n <= 8) & (addr_qw[:3] + n <= 8) & (spec.dst_vpid < self.vpids)
             & self.enable.bit_select(spec.dst_vpid, 1))
         fault = Signal()                        # this packet's translation failed
@@ -153,23 +163,30 @@ class RmaCompleter(wiring.Component):
                 m.d.comb += [rx.ready.eq(1), xl.idle.eq(1)]
                 m.d.sync += fault.eq(0)
                 with m.If(rx.valid):
-                    m.d.sync += hdr.eq(rx.payload.data)
+                    m.d.sync += [hdr.eq(rx.payload.data), cmd_words[64:].eq(0)]
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
                         m.next = "CMD0"
                     with m.Else():
                         m.d.comb += self.dropped_incr.eq(1)
                         with m.If(~rx.payload.last):
                             m.next = "DRAIN"
+            # the first word, then the second unless the header announces one (any other count than
+            # the command's is refused in DECIDE)
             for i in range(NET_COMMAND_WORDS):
+                final = 1 if i == NET_COMMAND_WORDS - 1 else hdr.command_words == DATA_COMMAND_WORDS
                 with m.State(f"CMD{i}"):
                     m.d.comb += rx.ready.eq(1)
                     with m.If(rx.valid):
                         m.d.sync += cmd_words[64 * i:64 * i + 64].eq(rx.payload.data)
                         m.d.sync += [count.eq(n), ended.eq(rx.payload.last)]
                         with m.If(rx.payload.last):
-                            m.next = "DECIDE" if i == NET_COMMAND_WORDS - 1 else "SHORT"
+                            m.next = "SHORT"
+                            with m.If(final):
+                                m.next = "DECIDE"
                         with m.Else():
                             m.next = f"CMD{i + 1}" if i < NET_COMMAND_WORDS - 1 else "DECIDE"
+                            with m.If(final):
+                                m.next = "DECIDE"
             with m.State("SHORT"):              # the packet ended inside its command words
                 m.d.comb += self.dropped_incr.eq(1)
                 m.next = "IDLE"

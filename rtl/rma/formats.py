@@ -14,7 +14,9 @@ structs through :mod:`sim.layout`, and ``docs/architecture.md`` documents them a
   :class:`RmaLockOperands` (lock).  Addresses are quadword addresses (byte address bits 43:3): the NLA
   space of the ATU (32-bit page + 12-bit offset), and in physical mode the low 16 TiB of host memory.
 * :class:`RmaNetFields` -- the 19 ``specific`` bits of the network header.
-* :class:`RmaNetDescriptor` -- the two command words every RMA packet carries.
+* :class:`RmaNetDescriptor` -- the command words of an RMA packet: both for get and lock requests, lock
+  responses and notification puts; only the first (:data:`DATA_COMMAND_WORDS`) for the packets that
+  carry an operation's data to a completer (put, immediate put, get response), which never use ``arg``.
 * :class:`RmaNotification` -- the 128-bit notification, one entry of a VPID's notification queue.
 """
 
@@ -24,7 +26,8 @@ from rtl.common.net import NODE_BITS
 
 __all__ = ["RmaCommand", "RmaNotifyClass", "RmaError", "RmaPageOffset", "RmaPutGetOperands", "RmaLockOperands",
            "RmaLockResult", "RmaDescriptor", "RmaNetFields", "RmaNetDescriptor", "RmaNotification",
-           "RMA_VPID_BITS", "QW_BITS", "MAX_UNITS", "PAGE_BYTES", "LINE_BYTES", "NET_COMMAND_WORDS"]
+           "RMA_VPID_BITS", "QW_BITS", "MAX_UNITS", "PAGE_BYTES", "LINE_BYTES", "NET_COMMAND_WORDS",
+           "DATA_COMMAND_WORDS"]
 
 #: VPID fields in headers and notifications: 5 bits, the prototype's 32 VPIDs (as VELO)
 RMA_VPID_BITS = 5
@@ -33,7 +36,8 @@ QW_BITS = 41
 MAX_UNITS = 64          # 1..64 quadwords or cache lines per command
 PAGE_BYTES = 4096       # no command crosses a 4 KiB page
 LINE_BYTES = 64
-NET_COMMAND_WORDS = 2   # every RMA packet carries an RmaNetDescriptor
+NET_COMMAND_WORDS = 2   # an RmaNetDescriptor: get and lock requests, lock responses, notification puts
+DATA_COMMAND_WORDS = 1  # its first word only: put, immediate put and get response packets (no ``arg``)
 
 
 class RmaCommand(enum.Enum, shape=3):
@@ -117,7 +121,9 @@ class RmaNetFields(data.Struct):
 
 
 class RmaNetDescriptor(data.Struct):
-    """The two command words of every RMA packet (fig. 7-8's network descriptor)."""
+    """The command words of an RMA packet (fig. 7-8's network descriptor): a packet of put, immediate
+    put or get response data carries the first word only (:data:`DATA_COMMAND_WORDS`), every other
+    packet both (:data:`NET_COMMAND_WORDS`)."""
     dst_qw: QW_BITS     # start of the operation at the packet's receiver (lock: lock number)
     size_m1: 6          # units - 1 of the whole operation
     offset_qw: 9        # this packet's payload starts offset_qw quadwords after dst_qw

@@ -1,5 +1,5 @@
-"""RMA packet emitter: a network header, the two command words and the payload words of one packet
-onto a network stream (dissertation ch. 7.5.6: the datapath behind the responder's FSM)."""
+"""RMA packet emitter: a network header, its one or two command words and the payload words of one
+packet onto a network stream (dissertation ch. 7.5.6: the datapath behind the responder's FSM)."""
 
 from amaranth.hdl import Module
 from amaranth.lib import data, stream, wiring
@@ -17,7 +17,8 @@ RmaPacketOut = data.StructLayout({"hdr": NetHeader, "cmd": RmaNetDescriptor})
 
 
 class RmaPacketTx(wiring.Component):
-    """Send ``packets``: header, command words, then ``payload_words`` words taken from ``data`` (one
+    """Send ``packets``: header, ``hdr.command_words`` command words (1: the first word of ``cmd``; any
+    other value: both), then ``payload_words`` words taken from ``data`` (one
     read engine slot; its ``last`` word ends the packet).  A packet item is taken (``ready``) as its
     last beat moves, so the sender holds it, and may look at it, for the whole packet.
 
@@ -38,6 +39,7 @@ class RmaPacketTx(wiring.Component):
         beat = tx.payload
         cmd = p.cmd.as_value()
         empty = p.hdr.payload_words == 0
+        one = p.hdr.command_words == 1
         with m.FSM():
             with m.State("HEADER"):
                 m.d.comb += [tx.valid.eq(self.packets.valid), beat.data.eq(p.hdr), beat.kind.eq(NetBeatKind.HEADER),
@@ -45,9 +47,14 @@ class RmaPacketTx(wiring.Component):
                 with m.If(tx.valid & tx.ready):
                     m.next = "CMD0"
             with m.State("CMD0"):
-                m.d.comb += [tx.valid.eq(1), beat.data.eq(cmd[:64]), beat.kind.eq(NetBeatKind.COMMAND)]
+                m.d.comb += [tx.valid.eq(1), beat.data.eq(cmd[:64]), beat.kind.eq(NetBeatKind.COMMAND),
+                             beat.last.eq(one & empty), self.packets.ready.eq(tx.ready & one & empty)]
                 with m.If(tx.ready):
                     m.next = "CMD1"
+                    with m.If(one):
+                        m.next = "HEADER"
+                        with m.If(~empty):
+                            m.next = "DATA"
             with m.State("CMD1"):
                 m.d.comb += [tx.valid.eq(1), beat.data.eq(cmd[64:]), beat.kind.eq(NetBeatKind.COMMAND),
                              beat.last.eq(empty), self.packets.ready.eq(tx.ready & empty)]

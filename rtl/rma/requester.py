@@ -10,6 +10,8 @@ from rtl.common.params import check_pow2
 
 from .ats_client import RmaXlateRequest, RmaXlateResult
 from .formats import (
+    DATA_COMMAND_WORDS,
+    NET_COMMAND_WORDS,
     RMA_VPID_BITS,
     RmaCommand,
     RmaDescriptor,
@@ -61,8 +63,9 @@ class RmaRequester(wiring.Component):
     * immediate put: one packet with the descriptor's payload as its payload word;
     * notification put: one packet with the payload in the command words.
 
-    Every packet is a network header, the two command words (:class:`~rtl.rma.formats.RmaNetDescriptor`)
-    and the payload, sent through :class:`~rtl.rma.packet_tx.RmaPacketTx`.
+    Every packet is a network header, the command words (:class:`~rtl.rma.formats.RmaNetDescriptor`:
+    its first word for put and immediate put data, both for the other commands) and the payload, sent
+    through :class:`~rtl.rma.packet_tx.RmaPacketTx`.
 
     Parameters
     ----------
@@ -147,7 +150,9 @@ class RmaRequester(wiring.Component):
             spec.src_vpid.eq(p.vpid), spec.dst_vpid.eq(d.dst_vpid), spec.last.eq(~is_put | (pk_off + words == total)),
             hdr.dst_node.eq(d.dst_node), hdr.unit.eq(Mux(is_get | (cmd == RmaCommand.LOCK),
                                                          NetUnit.RMA_RESPONDER, NetUnit.RMA_COMPLETER)),
-            hdr.command_words.eq(2), hdr.payload_words.eq(words), hdr.src_node.eq(self.node_id),
+            hdr.command_words.eq(Mux(is_put | (cmd == RmaCommand.IMMEDIATE_PUT), DATA_COMMAND_WORDS,
+                                     NET_COMMAND_WORDS)),
+            hdr.payload_words.eq(words), hdr.src_node.eq(self.node_id),
             hdr.specific.eq(spec),
             c.dst_qw.eq(Mux(cmd == RmaCommand.NOTIFICATION_PUT, 0, d.remote_qw)),
             c.size_m1.eq(Mux(sized, ops.size_m1, 0)), c.offset_qw.eq(Mux(is_put, pk_off, 0)),

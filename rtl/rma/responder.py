@@ -9,7 +9,15 @@ from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature
 from rtl.common.params import check_port, check_pow2
 
 from .ats_client import RmaXlateRequest, RmaXlateResult
-from .formats import RmaCommand, RmaError, RmaNetDescriptor, RmaNetFields, RmaNotifyClass
+from .formats import (
+    DATA_COMMAND_WORDS,
+    NET_COMMAND_WORDS,
+    RmaCommand,
+    RmaError,
+    RmaNetDescriptor,
+    RmaNetFields,
+    RmaNotifyClass,
+)
 from .lock import RmaLock
 from .notifier import RmaNoteRequest
 from .packet_tx import RmaPacketTx
@@ -25,8 +33,8 @@ class RmaResponder(wiring.Component):
     packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
 
     * get: the remote range is read in 64-byte-line segments through its own
-      :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment; after the last,
-      a responder notification if ``rsp_notify``.
+      :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment (with the first
+      command word only, as every get response); after the last, a responder notification if ``rsp_notify``.
     * lock (FCAA, ch. 7.5.4): :class:`~rtl.rma.lock.RmaLock` applies it to the lock word in the physical
       lock region (fig. 7-11; never translated); the response carries
       :class:`~rtl.rma.formats.RmaLockResult`.  The responder handles one request at a time, and
@@ -101,8 +109,8 @@ class RmaResponder(wiring.Component):
         vpid = s.dst_vpid
         total = Signal(10)
         m.d.comb += total.eq(Mux(s.cache_line, (c.size_m1 + 1) << 3, c.size_m1 + 1))
-        good = ((hdr.unit == NetUnit.RMA_RESPONDER) & (hdr.command_words == 2) & (hdr.payload_words == 0) & ended
-                & (is_get | (s.command == RmaCommand.LOCK)))
+        good = ((hdr.unit == NetUnit.RMA_RESPONDER) & (hdr.command_words == NET_COMMAND_WORDS)
+                & (hdr.payload_words == 0) & ended & (is_get | (s.command == RmaCommand.LOCK)))
         ok_vpid = (vpid < self.vpids) & self.enable.bit_select(vpid, 1)
 
         m.submodules.lock = lock = RmaLock(htax_port=self.htax_port, host_port=self.host_port)
@@ -241,7 +249,8 @@ class RmaResponder(wiring.Component):
             back.command.eq(s.command), back.cpl_notify.eq(s.cpl_notify), back.cache_line.eq(s.cache_line),
             back.irq.eq(s.irq), back.src_vpid.eq(vpid), back.dst_vpid.eq(s.src_vpid),
             back.last.eq(~is_get | (error != RmaError.NONE) | (pk_off + words == total)),
-            out_hdr.dst_node.eq(hdr.src_node), out_hdr.unit.eq(NetUnit.RMA_COMPLETER), out_hdr.command_words.eq(2),
+            out_hdr.dst_node.eq(hdr.src_node), out_hdr.unit.eq(NetUnit.RMA_COMPLETER),
+            out_hdr.command_words.eq(Mux(is_get, DATA_COMMAND_WORDS, NET_COMMAND_WORDS)),
             out_hdr.payload_words.eq(words), out_hdr.src_node.eq(self.node_id), out_hdr.specific.eq(back),
             rc.dst_qw.eq(Mux(is_get, c.arg[:41], c.dst_qw)), rc.size_m1.eq(Mux(is_get, c.size_m1, 0)),
             rc.offset_qw.eq(Mux(is_get, pk_off, 0)),

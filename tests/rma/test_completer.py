@@ -147,21 +147,25 @@ def operations(rng, ns, count):
 
 
 def malformed(rng):
-    """Packets the completer must drop whole: unknown command, wrong unit, one command word, a write
-    across a line, a payload announced but missing."""
+    """Packets the completer must drop whole: unknown command, wrong unit, a put with two command words
+    (its data packets carry one), a notification put with one (it carries two), a write across a line,
+    a payload announced but missing."""
     spec = pack(RmaNetFields, {"command": 6, "dst_vpid": 1, "last": 1})
     good = pack(RmaNetFields, {"command": RmaCommand.PUT, "dst_vpid": 1, "last": 1})
+    note = pack(RmaNetFields, {"command": RmaCommand.NOTIFICATION_PUT, "dst_vpid": 1, "last": 1})
 
     def hdr(**kw):
-        return pack(NetHeader, {"dst_node": 1, "unit": NetUnit.RMA_COMPLETER, "command_words": 2,
+        return pack(NetHeader, {"dst_node": 1, "unit": NetUnit.RMA_COMPLETER, "command_words": 1,
                                 "payload_words": 1, "specific": good} | kw)
     return [
-        [hdr(specific=spec), 0, 0, 5],
-        [hdr(unit=NetUnit.RMA_RESPONDER), 0x1000, 0, 5],
-        [hdr(command_words=1), 0x1000, 5],
-        [hdr(payload_words=2), 0x2007 | 7 << 41, 0, 5, 6],     # words 7 and 8 of a line
-        [hdr(payload_words=0), 0x3000, 0, 5],                   # payload not announced
-        [hdr(), 0x3000, 0],                                     # payload announced, not sent
+        [hdr(specific=spec, command_words=2), 0, 0, 5],
+        [hdr(unit=NetUnit.RMA_RESPONDER), 0x1000, 5],
+        [hdr(command_words=2), 0x1000, 0, 5],
+        [hdr(specific=note, payload_words=0), 0],
+        [hdr(command_words=0), 5],
+        [hdr(payload_words=2), 0x2007 | 7 << 41, 5, 6],        # words 7 and 8 of a line
+        [hdr(payload_words=0), 0x3000, 5],                      # payload not announced
+        [hdr(), 0x3000],                                        # payload announced, not sent
     ]
 
 
