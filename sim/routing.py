@@ -501,20 +501,28 @@ def walk(topology, src, word, *, net_ports=1, link_ports=None, dateline=True):
     check_int("net_ports", net_ports, 1, MAX_NET_PORT + 1)
     if link_ports is not None:
         check_int("link_ports", link_ports, 0, EJECT)
-    hops = []
-    node = src
-    while True:             # every link hop takes one hop off the word: at most 3 * 2 * 63 of them
+    # every link hop takes one hop off the word: at most 3 * 2 * 63 of them
+    return _follow(topology, src, link_ports, lambda node, lp, came: route_step(
+        word if came is None else came[1].route, link_ports=lp, net_ports=net_ports, dateline=dateline))
+
+
+def _follow(topology, src, link_ports, step):
+    """The :class:`Walk` of a packet from ``src``'s crossbar: ``step(node, link_ports, came)`` is a
+    crossbar's step (``error``, ``eject``, ``port``, ``dateline``), ``came`` ``None`` at ``src`` and
+    else ``(in_port, the previous crossbar's step)``."""
+    hops, node, came = [], src, None
+    while True:
         lp = topology.link_ports(node) if link_ports is None else link_ports
-        step = route_step(word, link_ports=lp, net_ports=net_ports, dateline=dateline)
-        if step.error != RouteError.NONE:
-            return Walk(tuple(hops), node, None, step.error)
-        if step.eject:
-            return Walk(tuple(hops), node, step.port, RouteError.NONE)
-        hops.append(Hop(node, step.port, step.dateline))
-        peer = topology.peer(node, step.port)
+        s = step(node, lp, came)
+        if s.error != RouteError.NONE:
+            return Walk(tuple(hops), node, None, s.error)
+        if s.eject:
+            return Walk(tuple(hops), node, s.port, RouteError.NONE)
+        hops.append(Hop(node, s.port, s.dateline))
+        peer = topology.peer(node, s.port)
         if peer is None:
             return Walk(tuple(hops), node, None, RouteError.NONE, uncabled=True)
-        node, word = peer[0], step.route
+        node, came = peer[0], (peer[1], s)
 
 
 def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=1, link_ports=None,
@@ -543,20 +551,13 @@ def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=
         tables = [topology.crossbar_table(n) for n in range(topology.nodes)]
     if port_routes is None:
         port_routes = [topology.port_routes(n) for n in range(topology.nodes)]
-    hops, node, in_port, vc, count = [], src, None, 0, 0
-    while True:
-        lp = topology.link_ports(node) if link_ports is None else link_ports
-        step = table_step(tables[node], dst, hops=count, in_port=in_port, in_dateline=vc,
-                          port_routes=port_routes[node], link_ports=lp, net_ports=net_ports, dateline=dateline)
-        if step.error != RouteError.NONE:
-            return Walk(tuple(hops), node, None, step.error)
-        if step.eject:
-            return Walk(tuple(hops), node, step.port, RouteError.NONE)
-        hops.append(Hop(node, step.port, step.dateline))
-        peer = topology.peer(node, step.port)
-        if peer is None:
-            return Walk(tuple(hops), node, None, RouteError.NONE, uncabled=True)
-        (node, in_port), vc, count = peer, step.dateline, step.hops
+
+    def step(node, lp, came):
+        in_port, prev = came if came is not None else (None, None)
+        return table_step(tables[node], dst, hops=prev.hops if prev else 0, in_port=in_port,
+                          in_dateline=prev.dateline if prev else 0, port_routes=port_routes[node],
+                          link_ports=lp, net_ports=net_ports, dateline=dateline)
+    return _follow(topology, src, link_ports, step)
 
 
 def all_routes(topology, *, net_port=0):
