@@ -73,14 +73,17 @@ def _u(layout, word):
     return unpack(layout, word, fields(layout))
 
 
-def command_words(unit, command):
-    """The command words of an RMA packet for ``unit`` with ``command``: the first word of
-    ``RmaNetDescriptor`` only for the data packets to a completer (put, immediate put, get response),
-    both for the rest (get and lock requests, lock responses, notification puts)."""
-    data = {RmaCommand.PUT.value, RmaCommand.IMMEDIATE_PUT.value, RmaCommand.GET.value}
+_DATA = {RmaCommand.PUT.value, RmaCommand.IMMEDIATE_PUT.value, RmaCommand.GET.value}
+
+
+def command_words(unit, command, *, first=True, error=0):
+    """The command words of an RMA packet for ``unit`` with ``command``: for the data packets to a
+    completer (put, immediate put, get response) the first word of ``RmaNetDescriptor`` in an
+    operation's first packet and in one that reports an ``error``, none in the others (they continue
+    the source's train); both for the rest (get and lock requests, lock responses, notification puts)."""
     unit, command = int(getattr(unit, "value", unit)), int(getattr(command, "value", command))
-    if unit == NetUnit.RMA_COMPLETER.value and command in data:
-        return DATA_COMMAND_WORDS
+    if unit == NetUnit.RMA_COMPLETER.value and command in _DATA:
+        return DATA_COMMAND_WORDS if first or error else 0
     return NET_COMMAND_WORDS
 
 
@@ -150,6 +153,7 @@ class RmaNodeModel:
     node: int
     memory: object
     vpids: int = 32
+    nodes: int = 64             # source nodes with a packet train at the completer
     nq_size: int = 16
     lock_base: int = 0
     lock_size: int = 0
@@ -159,6 +163,7 @@ class RmaNodeModel:
     interrupts: list = field(default_factory=list)   # VPIDs, in order
     dma_reads: int = 0
     dma_writes: int = 0
+    trains: dict = field(default_factory=dict)      # (src_node, get) -> the next data packet's descriptor
 
     def __post_init__(self):
         if not self.queues:
@@ -245,7 +250,7 @@ class RmaNodeModel:
                 words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, n, 8)]
                 pkts.append(self._packet(d["dst_node"], NetUnit.RMA_COMPLETER, spec | {"last": off + n == nbytes},
                                          dst_qw=d["remote_qw"], size_m1=size["size_m1"], offset_qw=off // 8,
-                                         payload=words))
+                                         payload=words, first=off == 0))
             if read_err:
                 self.counters["req_errors"] += 1
             if a["req_notify"] or read_err:
@@ -265,8 +270,8 @@ class RmaNodeModel:
                                  payload=[d["op"]])]
         return [self._packet(d["dst_node"], NetUnit.RMA_COMPLETER, spec | {"last": 1}, arg=d["op"])]
 
-    def _packet(self, dst_node, unit, spec, *, payload=(), **cmd):
-        words = command_words(unit, spec["command"])
+    def _packet(self, dst_node, unit, spec, *, payload=(), first=True, **cmd):
+        words = command_words(unit, spec["command"], first=first, error=cmd.get("error", 0))
         assert words == NET_COMMAND_WORDS or "arg" not in cmd, cmd
         hdr = pack(NetHeader, {"dst_node": dst_node, "unit": unit, "command_words": words,
                                "payload_words": len(payload), "src_node": self.node,
@@ -283,15 +288,27 @@ class RmaNodeModel:
         c = _u(RmaNetDescriptor, sum(w << 64 * i for i, w in enumerate(words[1:1 + cw])))
         if h["unit"] == NetUnit.RMA_RESPONDER.value:
             return self._respond(h, s, c)
-        self._complete(h, s, c, words[1 + cw:])
+        key = (h["src_node"], s["command"] == RmaCommand.GET.value)
+        if cw == 0:                 # a train's next packet: where the previous one ended
+            t = self.trains.get(key)
+            if t is None:
+                self.counters["cpl_dropped"] += 1
+                return []
+            c = {**c, **t, "error": 0}
+        if self._complete(h, s, c, words[1 + cw:]) and s["command"] in _DATA and h["src_node"] < self.nodes:
+            self.trains.pop(key, None)
+            if not s["last"]:
+                self.trains[key] = {"dst_qw": c["dst_qw"], "size_m1": c["size_m1"],
+                                    "offset_qw": c["offset_qw"] + len(words[1 + cw:])}
         return []
 
     def _complete(self, h, s, c, payload):
+        """Take one packet for the completer; ``False`` if it was dropped."""
         vpid, cmd = s["dst_vpid"], s["command"]
         peer = {"peer_node": h["src_node"], "peer_vpid": s["src_vpid"]}
         if not self._accepts(vpid):
             self.counters["cpl_dropped"] += 1
-            return
+            return False
         start = c["dst_qw"] * 8
         fault = False
         if payload:
@@ -301,7 +318,7 @@ class RmaNodeModel:
                 self.memory.write(dst, b"".join(w.to_bytes(8, "little") for w in payload))
                 self.dma_writes += 1
         if not s["last"]:
-            return
+            return True
         error = RmaError.ATU_FAULT.value if fault else c["error"]
         size = {"size_m1": c["size_m1"], "cache_line": s["cache_line"]}
         if cmd in (RmaCommand.PUT.value, RmaCommand.IMMEDIATE_PUT.value):
@@ -319,6 +336,7 @@ class RmaNodeModel:
         else:   # lock: the notification carries the result, whatever the bits say
             self._notify(vpid, s["irq"], command=cmd, cls=RmaNotifyClass.COMPLETER, error=c["error"],
                          value=c["arg"], **peer)
+        return True
 
     def _respond(self, h, s, c):
         vpid, cmd = s["dst_vpid"], s["command"]

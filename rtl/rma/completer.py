@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS
 from rtl.common.htax import HtaxCmd, HtaxVC
-from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature, NetUnit
+from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_port, check_pow2
 
 from .ats_client import RmaXlateRequest, RmaXlateResult
@@ -20,6 +20,7 @@ from .formats import (
     RmaNotifyClass,
 )
 from .notifier import RmaNoteRequest
+from .train import RmaTrainTable
 from .translate import RmaTranslateStep
 from .txarb import HtaxPacketSignature
 
@@ -32,16 +33,19 @@ class RmaCompleter(wiring.Component):
 
     Every packet is a network header (:class:`~rtl.common.net.NetHeader` with
     :class:`~rtl.rma.formats.RmaNetFields`), the command words (:class:`~rtl.rma.formats.RmaNetDescriptor`:
-    its first word for put, immediate put and get response data, both for lock responses and notification
-    puts) and 0..8 payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
+    its first word for the first packet of put, immediate put and get response data, none for the
+    following packets of a put or get, which continue the source's train in
+    :class:`~rtl.rma.train.RmaTrainTable`; both for lock responses and notification puts) and 0..8
+    payload words.  The payload goes to ``8 * (dst_qw + offset_qw)`` as one posted HTAX WRITE (the
     requester and responder cut packets at 64-byte lines, so one write never crosses a line).  After an
     operation's ``last`` packet a notification goes to the notifier when table 7-2 asks for one: put and
     immediate put with ``cpl_notify``, get with ``cpl_notify`` or an error, lock and notification put always;
     :class:`~rtl.rma.fence.RmaFence` keeps it behind the payload writes (``docs/rma.md``, "Ordering").
 
     A packet for a VPID that is not enabled, or a packet that is malformed (another unit, another number of
-    command words than its command has, more than eight payload words or words across a line, a command
-    the completer does not take, a packet shorter than its header says) is consumed and ``dropped_incr`` strobes.
+    command words than its command has, a packet without command words whose source has no train, more
+    than eight payload words or words across a line, a command the completer does not take, a packet
+    shorter than its header says) is consumed and ``dropped_incr`` strobes.
 
     Translation (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is physical (table 7-7).
     Otherwise the page of the packet's first word (``(dst_qw + offset_qw) >> 9``; the packet never leaves
@@ -60,6 +64,8 @@ class RmaCompleter(wiring.Component):
     ----------
     vpids : int
         VPIDs (power of two, 2..32).
+    nodes : int
+        Source nodes with a train (power of two; the configuration's ``[system] nodes``).
     htax_port, host_port : int
         The unit's HTAX port and host memory's.
 
@@ -78,8 +84,9 @@ class RmaCompleter(wiring.Component):
         Table 7-8 counters: a put (or immediate put) / a get completed; a packet dropped.
     """
 
-    def __init__(self, *, vpids, htax_port, host_port):
+    def __init__(self, *, vpids, htax_port, host_port, nodes=64):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
+        self.nodes = check_pow2("nodes", nodes, 1, 1 << NODE_BITS)
         self.htax_port = check_port("htax_port", htax_port)
         self.host_port = check_port("host_port", host_port)
         super().__init__({
@@ -107,10 +114,12 @@ class RmaCompleter(wiring.Component):
         is_put = (command == RmaCommand.PUT) | (command == RmaCommand.IMMEDIATE_PUT)
         is_get = command == RmaCommand.GET
         known = is_put | is_get | (command == RmaCommand.LOCK) | (command == RmaCommand.NOTIFICATION_PUT)
+        orphan = Signal()                       # no command words, and the source has no train
         accept = Signal()
         m.d.comb += accept.eq(
             (hdr.unit == NetUnit.RMA_COMPLETER) & known
-            & (hdr.command_words == Mux(is_put | is_get, DATA_COMMAND_WORDS, NET_COMMAND_WORDS))
+            & Mux(is_put | is_get, (hdr.command_words == DATA_COMMAND_WORDS) | (hdr.command_words == 0) & ~orphan,
+                  hdr.command_words == NET_COMMAND_WORDS)
             & (n <= 8) & (addr_qw[:3] + n <= 8) & (spec.dst_vpid < self.vpids)
             & self.enable.bit_select(spec.dst_vpid, 1))
         fault = Signal()                        # this packet's translation failed
@@ -146,6 +155,15 @@ class RmaCompleter(wiring.Component):
         with m.If(self.flush):
             m.d.sync += kept.valid.eq(0)
 
+        # the source's train: read with the header, written as a data packet is accepted
+        m.submodules.trains = trains = RmaTrainTable(nodes=self.nodes)
+        incoming = NetHeader(rx.payload.data)
+        m.d.comb += [trains.read_node.eq(incoming.src_node),
+                     trains.read_get.eq(RmaNetFields(incoming.specific).command == RmaCommand.GET),
+                     trains.write_node.eq(hdr.src_node), trains.write_get.eq(is_get),
+                     trains.write_train.valid.eq(~spec.last), trains.write_train.dst_qw.eq(c.dst_qw),
+                     trains.write_train.size_m1.eq(c.size_m1), trains.write_train.next_qw.eq(c.offset_qw + n)]
+
         beat = self.tx.payload
         h = beat.word.header
         m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
@@ -161,11 +179,13 @@ class RmaCompleter(wiring.Component):
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += [rx.ready.eq(1), xl.idle.eq(1)]
-                m.d.sync += fault.eq(0)
+                m.d.sync += [fault.eq(0), orphan.eq(0)]
                 with m.If(rx.valid):
                     m.d.sync += [hdr.eq(rx.payload.data), cmd_words[64:].eq(0)]
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
                         m.next = "CMD0"
+                        with m.If(incoming.command_words == 0):
+                            m.next = "TRAIN"
                     with m.Else():
                         m.d.comb += self.dropped_incr.eq(1)
                         with m.If(~rx.payload.last):
@@ -187,10 +207,16 @@ class RmaCompleter(wiring.Component):
                             m.next = f"CMD{i + 1}" if i < NET_COMMAND_WORDS - 1 else "DECIDE"
                             with m.If(final):
                                 m.next = "DECIDE"
+            with m.State("TRAIN"):              # no command words: the train's entry (read with the header)
+                t = trains.train
+                m.d.sync += [c.dst_qw.eq(t.dst_qw), c.size_m1.eq(t.size_m1), c.offset_qw.eq(t.next_qw),
+                             c.error.eq(RmaError.NONE), orphan.eq(~t.valid), count.eq(n), ended.eq(0)]
+                m.next = "DECIDE"
             with m.State("SHORT"):              # the packet ended inside its command words
                 m.d.comb += self.dropped_incr.eq(1)
                 m.next = "IDLE"
             with m.State("DECIDE"):
+                m.d.comb += trains.write.eq(accept & (ended == (n == 0)) & sized)
                 with m.If(~accept | (ended != (n == 0))):
                     m.d.comb += self.dropped_incr.eq(1)
                     m.next = "IDLE"

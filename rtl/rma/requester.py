@@ -64,8 +64,8 @@ class RmaRequester(wiring.Component):
     * notification put: one packet with the payload in the command words.
 
     Every packet is a network header, the command words (:class:`~rtl.rma.formats.RmaNetDescriptor`:
-    its first word for put and immediate put data, both for the other commands) and the payload, sent
-    through :class:`~rtl.rma.packet_tx.RmaPacketTx`.
+    its first word for a put's first packet and an immediate put, none for a put's further packets,
+    both for the other commands) and the payload, sent through :class:`~rtl.rma.packet_tx.RmaPacketTx`.
 
     Parameters
     ----------
@@ -150,8 +150,8 @@ class RmaRequester(wiring.Component):
             spec.src_vpid.eq(p.vpid), spec.dst_vpid.eq(d.dst_vpid), spec.last.eq(~is_put | (pk_off + words == total)),
             hdr.dst_node.eq(d.dst_node), hdr.unit.eq(Mux(is_get | (cmd == RmaCommand.LOCK),
                                                          NetUnit.RMA_RESPONDER, NetUnit.RMA_COMPLETER)),
-            hdr.command_words.eq(Mux(is_put | (cmd == RmaCommand.IMMEDIATE_PUT), DATA_COMMAND_WORDS,
-                                     NET_COMMAND_WORDS)),
+            hdr.command_words.eq(Mux(is_put, Mux(pk_off == 0, DATA_COMMAND_WORDS, 0),
+                                     Mux(cmd == RmaCommand.IMMEDIATE_PUT, DATA_COMMAND_WORDS, NET_COMMAND_WORDS))),
             hdr.payload_words.eq(words), hdr.src_node.eq(self.node_id),
             hdr.specific.eq(spec),
             c.dst_qw.eq(Mux(cmd == RmaCommand.NOTIFICATION_PUT, 0, d.remote_qw)),

@@ -33,8 +33,9 @@ class RmaResponder(wiring.Component):
     packets to the requester's completer (dissertation ch. 7.5.3, 7.5.4, 7.5.6).
 
     * get: the remote range is read in 64-byte-line segments through its own
-      :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment (with the first
-      command word only, as every get response); after the last, a responder notification if ``rsp_notify``.
+      :class:`~rtl.rma.reader.RmaReader` and sent back as one response packet per segment (the first, and
+      one that reports an error, with the first command word only, the others with none); after the
+      last, a responder notification if ``rsp_notify``.
     * lock (FCAA, ch. 7.5.4): :class:`~rtl.rma.lock.RmaLock` applies it to the lock word in the physical
       lock region (fig. 7-11; never translated); the response carries
       :class:`~rtl.rma.formats.RmaLockResult`.  The responder handles one request at a time, and
@@ -250,7 +251,8 @@ class RmaResponder(wiring.Component):
             back.irq.eq(s.irq), back.src_vpid.eq(vpid), back.dst_vpid.eq(s.src_vpid),
             back.last.eq(~is_get | (error != RmaError.NONE) | (pk_off + words == total)),
             out_hdr.dst_node.eq(hdr.src_node), out_hdr.unit.eq(NetUnit.RMA_COMPLETER),
-            out_hdr.command_words.eq(Mux(is_get, DATA_COMMAND_WORDS, NET_COMMAND_WORDS)),
+            out_hdr.command_words.eq(Mux(is_get, Mux((pk_off == 0) | (rc.error != RmaError.NONE),
+                                                     DATA_COMMAND_WORDS, 0), NET_COMMAND_WORDS)),
             out_hdr.payload_words.eq(words), out_hdr.src_node.eq(self.node_id), out_hdr.specific.eq(back),
             rc.dst_qw.eq(Mux(is_get, c.arg[:41], c.dst_qw)), rc.size_m1.eq(Mux(is_get, c.size_m1, 0)),
             rc.offset_qw.eq(Mux(is_get, pk_off, 0)),

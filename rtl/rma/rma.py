@@ -7,7 +7,7 @@ from amaranth.utils import exact_log2
 
 from rtl.common.arbiter import PacketArbiter
 from rtl.common.htax import HtaxBeat, HtaxPortSignature
-from rtl.common.net import NetStreamSignature
+from rtl.common.net import NODE_BITS, NetStreamSignature
 from rtl.common.params import check_int, check_port, check_pow2
 from rtl.common.regview import RegisterView
 
@@ -61,6 +61,9 @@ class Rma(wiring.Component):
         Absolute base of the ``rma`` window (aligned to ``2**(12 + log2(vpids) + 1)``).
     htax_port, host_port, atu_port : int
         The unit's HTAX port, host memory's and the ATU's; distinct.
+    nodes : int
+        Network nodes (power of two, the configuration's ``[system] nodes``): the completer keeps a
+        packet train per source node and class (:class:`~rtl.rma.train.RmaTrainTable`).
 
     Members
     -------
@@ -71,8 +74,9 @@ class Rma(wiring.Component):
         to the register file by :func:`rtl.common.regview.connect_regs`.
     """
 
-    def __init__(self, *, vpids, window_base, htax_port, host_port, atu_port):
+    def __init__(self, *, vpids, window_base, htax_port, host_port, atu_port, nodes=64):
         self.vpids = check_pow2("vpids", vpids, 2, 32)
+        self.nodes = check_pow2("nodes", nodes, 1, 1 << NODE_BITS)
         check_int("window_base", window_base, 0)
         self.window_base = window_base
         self.htax_port = check_port("htax_port", htax_port)
@@ -95,7 +99,7 @@ class Rma(wiring.Component):
         m.submodules.rx = rx = RmaRx(vpid_bits=exact_log2(v), window_base=self.window_base, tag_split=16)
         m.submodules.requester = req = RmaRequester(vpids=v)
         m.submodules.responder = rsp = RmaResponder(vpids=v, **ports)
-        m.submodules.completer = cpl = RmaCompleter(vpids=v, **ports)
+        m.submodules.completer = cpl = RmaCompleter(vpids=v, nodes=self.nodes, **ports)
         m.submodules.notifier = nt = RmaNotifier(vpids=v, **ports)
         m.submodules.req_reader = rq_rd = RmaReader(slots=READ_SLOTS, tag_base=0, **ports)
         m.submodules.rsp_reader = rs_rd = RmaReader(slots=READ_SLOTS, tag_base=16, **ports)

@@ -2,7 +2,9 @@
 :class:`sim.rma_model.RmaNodeModel`: the packets two model nodes exchange for random puts, immediate
 puts, notification puts, gets and locks -- including disabled VPIDs, full queues and
 malformed packets -- go into the completer of node 1 with random gaps; the HTAX writes it makes, under
-random backpressure, must be the model's memory writes in order, and its counters the model's."""
+random backpressure, must be the model's memory writes in order, and its counters the model's.  A
+second test interleaves the packet trains of puts and gets from two source nodes, as the network
+may deliver them (in order per source and class only)."""
 
 import os
 import random
@@ -92,9 +94,9 @@ class _Counters(wiring.Component):
         return m
 
 
-def nodes(rng):
+def nodes(rng, count=2):
     out = []
-    for n in range(2):
+    for n in range(count):
         node = RmaNodeModel(node=n, memory=FlatMemory(rng), vpids=VPIDS, nq_size=6, lock_base=0x8_0000,
                             lock_size=VPIDS * PAGE_BYTES)
         for v, q in enumerate(node.queues):
@@ -148,8 +150,9 @@ def operations(rng, ns, count):
 
 def malformed(rng):
     """Packets the completer must drop whole: unknown command, wrong unit, a put with two command words
-    (its data packets carry one), a notification put with one (it carries two), a write across a line,
-    a payload announced but missing."""
+    (its first packet carries one), a notification put with one or none (it carries two), a put packet
+    without command words from a source with no train, a write across a line, a payload announced but
+    missing."""
     spec = pack(RmaNetFields, {"command": 6, "dst_vpid": 1, "last": 1})
     good = pack(RmaNetFields, {"command": RmaCommand.PUT, "dst_vpid": 1, "last": 1})
     note = pack(RmaNetFields, {"command": RmaCommand.NOTIFICATION_PUT, "dst_vpid": 1, "last": 1})
@@ -162,7 +165,9 @@ def malformed(rng):
         [hdr(unit=NetUnit.RMA_RESPONDER), 0x1000, 5],
         [hdr(command_words=2), 0x1000, 0, 5],
         [hdr(specific=note, payload_words=0), 0],
-        [hdr(command_words=0), 5],
+        [hdr(command_words=0, src_node=2), 5],                  # a train's next packet, no train from node 2
+        [hdr(command_words=0, src_node=64), 5],                 # ... from a node beyond the table
+        [hdr(specific=note, command_words=0, payload_words=0)],  # no command words on a notification put
         [hdr(payload_words=2), 0x2007 | 7 << 41, 5, 6],        # words 7 and 8 of a line
         [hdr(payload_words=0), 0x3000, 5],                      # payload not announced
         [hdr(), 0x3000],                                        # payload announced, not sent
@@ -181,14 +186,65 @@ def test_completer_random(ready_p):
     bad = malformed(rng)
     for p in bad:
         packets.insert(rng.randrange(len(packets)), p)
-    expect = b.memory.writes[start_writes:]
-    dut = Harness(ns[1])
+    run_completer(rng, b, packets, b.memory.writes[start_writes:], len(bad), ready_p)
+    assert b.counters["cpl_dropped"] > 0 and b.counters["nq_dropped"] > 0 and b.counters["cpl_get"] > 0
+
+
+def interleaved(rng, ns, count):
+    """Random puts from nodes 0 and 2 into node 1 and gets of node 1 from them, their packets for node
+    1's completer merged at random, in order per (source, class) only; node 1's model takes them in
+    that order.  Returns the merged packets."""
+    streams = {}
+    for _ in range(count):
+        src, cmd = rng.choice([0, 2]), rng.choice([RmaCommand.PUT, RmaCommand.GET])
+        cl = rng.random() < 0.5
+        units = rng.randint(1, 64 if not cl else 16)
+        nbytes = units * (64 if cl else 8)
+        off = 8 * rng.randrange(0, (PAGE_BYTES - nbytes) // 8 + 1)
+        local = rng.randrange(0x20, MEM // PAGE_BYTES) * PAGE_BYTES + off
+        remote = rng.randrange(0x20, MEM // PAGE_BYTES) * PAGE_BYTES + off
+        origin = src if cmd == RmaCommand.PUT else 1
+        a = decode_address(AMAP, encode_address(AMAP, vpid=0, command=cmd, cpl_notify=rng.randrange(2),
+                                                cache_line=cl))
+        d = descriptor(command=cmd, dst_node=1 if origin == src else src, dst_vpid=rng.choice([0, 1, 2]),
+                       local=local, remote=remote, units=units)
+        pkts = ns[origin].post(a["vpid"], a, d)
+        if cmd == RmaCommand.GET:
+            pkts = [r for w in pkts for r in ns[src].receive(w)]
+        streams.setdefault((src, cmd), []).extend(pkts)
+    order = [k for k, v in streams.items() for _ in v]
+    rng.shuffle(order)
+    merged = [streams[k].pop(0) for k in order]
+    for w in merged:
+        assert ns[1].receive(w) == []
+    return merged
+
+
+@pytest.mark.parametrize("ready_p", [1.0, 0.4])
+def test_completer_interleaved_trains(ready_p):
+    seed = int(os.environ.get("SEED", random.randrange(1 << 31)))
+    print(f"seed {seed} (replay with SEED={seed})")
+    rng = random.Random(seed)
+    ns = nodes(rng, 3)
+    b = ns[1]
+    start_writes = len(b.memory.writes)
+    packets = interleaved(rng, ns, 24)
+    assert sum(unpack(NetHeader, p[0], ("command_words",))["command_words"] == 0 for p in packets) > 50
+    run_completer(rng, b, packets, b.memory.writes[start_writes:], 0, ready_p)
+    assert b.counters["cpl_get"] > 0 and b.counters["cpl_put"] > 0
+
+
+def run_completer(rng, b, packets, expect, bad, ready_p):
+    """Feed ``packets`` to a completer configured as model ``b``; its HTAX writes must be ``expect`` and
+    its counters ``b``'s (with ``bad`` more drops)."""
+    dut = Harness(b)
     got = []
 
     async def producer(ctx):
         for p in packets:
             for i, w in enumerate(p):
-                kind = NetBeatKind.HEADER if i == 0 else NetBeatKind.COMMAND if i < 3 else NetBeatKind.PAYLOAD
+                cw = unpack(NetHeader, p[0], ("command_words",))["command_words"]
+                kind = NetBeatKind.HEADER if i == 0 else NetBeatKind.COMMAND if i <= cw else NetBeatKind.PAYLOAD
                 await stream_put(ctx, dut.net_rx, {"data": w, "kind": kind, "first": i == 0,
                                                    "last": i == len(p) - 1}, rng=rng, idle=0.2)
 
@@ -215,9 +271,8 @@ def test_completer_random(ready_p):
                     pkt = None
         counts = {k: ctx.get(getattr(dut.counts, k)) for k in ("put", "get", "dropped", "nq_dropped")}
         assert counts == {"put": b.counters["cpl_put"], "get": b.counters["cpl_get"],
-                          "dropped": b.counters["cpl_dropped"] + len(bad),
+                          "dropped": b.counters["cpl_dropped"] + bad,
                           "nq_dropped": b.counters["nq_dropped"]}, counts
 
     run_sim(dut, producer, consumer)
     assert got == expect
-    assert b.counters["cpl_dropped"] > 0 and b.counters["nq_dropped"] > 0 and b.counters["cpl_get"] > 0
