@@ -284,21 +284,24 @@ def run_axi(cfg):
 
 
 #: the configuration of record's run (``--record``): fewer sizes, every phase
-RECORD_PARAMS = {"velo_sizes": [8, 64], "rma_sizes": [8, 512, 4096], "stream_velo_sizes": [8, 56],
+RECORD_PARAMS = {"velo_sizes": [8, 64], "rma_sizes": [8, 64, 512, 4096], "stream_velo_sizes": [8, 56],
                  "idle_cycles": 2000}
 
 
 def run_record():
     """``build/bench/system_record.json``: the 2-node bench on the NIC of record
     (:func:`~sim.tops.configs.record_config`), every figure of ``system.json`` at fewer sizes."""
-    cfg = record_config()
+    cfg, cfg32 = record_config(), record_config(CONFIGS / "phit32.toml")
     t = HostTiming.from_config(cfg)
     raw = run_pair({**RECORD_PARAMS, "config": "record"}, cfg, "nic_record2")
     res = derive(raw, t, None, cfg["link"]["phit_bits"])
     check(res)
+    raw32 = run_pair({**RECORD_PARAMS, "config": "record_phit32"}, cfg32, "nic_record2_phit32")
+    res.update(derive_phit32(raw32, t, cfg32["link"]["phit_bits"]))
     write_bench("system_record", res, {
         "config": "configs/test_record.toml: configs/default.toml (8-port HtaxPipelined, 6 link ports, 2 network "
                   "ports, default link buffers) with 8 VPIDs, 4 nodes, 64 TLB and 16 GAT entries",
+        "phit32": "the same NIC over configs/phit32.toml ([link] phit_bits = 32, ch. 7.8): the phit32_* figures",
         "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b) on link port 0, cable latency 2 cycles each "
                   "way; the other link ports see an idle line",
         "htax_variant": cfg["htax"]["variant"], "address_mode": "virtual (ATU), TLBs warm",
@@ -462,11 +465,11 @@ def notes(res):
                    "software; here the NIC is cycle-exact at its host port, the host is table 3-1's constants, "
                    "the cable a 2-cycle channel model without SERDES, and software is table 9-2's 300 ns",
         "bandwidth": "one 16-bit link at 156.25 MHz carries at most 312.5 MB/s raw; the prototype's 275 MB/s "
-                     "is the same link's payload rate.  Here every RMA packet carries one 64-byte line behind a "
-                     "route word, a network header and two command words (12 beats of 4 phits, plus the flit's "
-                     "header and CRC phits: about 50 link cycles per 64 bytes, 1.28 bytes per cycle = 200 MB/s; "
-                     "docs/rma.md names the fix: command words in the first packet only).  VELO's 56-byte "
-                     "packets carry less overhead per byte, so put and get never pass VELO's maximum",
+                     "is the same link's payload rate.  Here every RMA data packet carries one 64-byte line "
+                     "behind a route word and a network header, the first of an operation a command word more "
+                     "(10 beats of 4 phits, plus the flit's header and CRC phits: about 41 link cycles per 64 "
+                     "bytes).  What would reach 0.91 of the raw rate: no route word (table routing, "
+                     "sim/netroute.table_step) and packets of more than one line",
         "message_rate": "the host model issues CPU stores back to back at the port (t_cd is a latency, not an "
                         "occupancy), so the rates are the NIC's, not a CPU's: the prototype's rates include the "
                         "processor's cost per store and per poll",

@@ -61,7 +61,8 @@ def ring_config(nodes=8):
     return system_config(2, max(nodes, 4))
 
 
-def record_config():
-    """``configs/test_record.toml`` over the default and the user's file: the NIC of record (switch,
-    ports, crossbar and link as built) with fewer VPIDs, nodes, TLB and GAT entries."""
-    return _load("record")
+def record_config(overlay=None):
+    """``configs/test_record.toml`` over the default, the user's file and then ``overlay`` (a path, e.g.
+    ``configs/phit32.toml``) if given: the NIC of record (switch, ports, crossbar and link as built) with
+    fewer VPIDs, nodes, TLB and GAT entries."""
+    return _load("record", overlay)

@@ -50,12 +50,18 @@ from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.driver.rma import MAX_INT
 from sim.htax_packet import HtaxPacket
 from sim.runner import tb_params, tb_seed
-from sim.tops.configs import nic_config, record_config
+from sim.tops.configs import CONFIGS, nic_config, record_config
 from sim.tops.nic import topology
 from tests.nic.harness import bring_up
 
-#: the NICs' configuration: ``nic_config``, or with the parameter ``config = "record"`` the NIC of record
-CFG = record_config() if tb_params().get("config") == "record" else nic_config()
+#: the NICs' configuration as the bench built them (the driver's ports and addresses come from it): by
+#: the parameter ``config``, ``nic_config`` (none), the NIC of record (``"record"``) or the NIC of record
+#: over ``configs/phit32.toml`` (``"record_phit32"``)
+_CONFIGS = {None: nic_config, "record": record_config, "record_phit32": lambda: record_config(CONFIGS / "phit32.toml")}
+if tb_params().get("config") not in _CONFIGS:
+    raise ValueError(f"config must be one of {sorted(k for k in _CONFIGS if k)} or absent, "
+                     f"not {tb_params().get('config')!r}")
+CFG = _CONFIGS[tb_params().get("config")]()
 TOPOLOGY = topology("b2b", 2)
 VELO_VPID, RMA_VPID, SELF_VPID = 1, 2, 3
 VELO_SIZES = (8, 16, 32, 64)
