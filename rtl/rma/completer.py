@@ -129,17 +129,7 @@ class RmaCompleter(wiring.Component):
                               | (command == RmaCommand.LOCK) | (command == RmaCommand.NOTIFICATION_PUT))
         sized = is_put | is_get
 
-        e = self.notes.payload.entry
-        m.d.comb += [
-            self.notes.payload.vpid.eq(spec.dst_vpid), self.notes.payload.irq.eq(spec.irq),
-            e.command.eq(command), e.cls.eq(RmaNotifyClass.COMPLETER), e.error.eq(error),
-            e.cache_line.eq(sized & spec.cache_line), e.size_m1.eq(sized * c.size_m1),
-            e.peer_vpid.eq(spec.src_vpid), e.peer_node.eq(hdr.src_node),
-        ]
-        with m.If(sized):
-            m.d.comb += e.value.eq(Cat(Const(0, 3), c.dst_qw))
-        with m.Else():
-            m.d.comb += e.value.eq(c.arg)
+        self._note(m, hdr, c, error, sized)
 
         # the page: physical, the kept translation or a new one
         ppn = Signal(PPN_BITS)
@@ -155,14 +145,8 @@ class RmaCompleter(wiring.Component):
         with m.If(self.flush):
             m.d.sync += kept.valid.eq(0)
 
-        # the source's train: read with the header, written as a data packet is accepted
-        m.submodules.trains = trains = RmaTrainTable(nodes=self.nodes)
         incoming = NetHeader(rx.payload.data)
-        m.d.comb += [trains.read_node.eq(incoming.src_node),
-                     trains.read_get.eq(RmaNetFields(incoming.specific).command == RmaCommand.GET),
-                     trains.write_node.eq(hdr.src_node), trains.write_get.eq(is_get),
-                     trains.write_train.valid.eq(~spec.last), trains.write_train.dst_qw.eq(c.dst_qw),
-                     trains.write_train.size_m1.eq(c.size_m1), trains.write_train.next_qw.eq(c.offset_qw + n)]
+        trains = self._trains(m, incoming, hdr, c, is_get)
 
         beat = self.tx.payload
         h = beat.word.header
@@ -273,3 +257,31 @@ class RmaCompleter(wiring.Component):
                 with m.If(rx.valid & rx.payload.last):
                     m.next = "IDLE"
         return m
+
+    def _note(self, m, hdr, c, error, sized):
+        """The completer notification of the packet whose header is ``hdr`` (sent in ``NOTIFY``)."""
+        spec = RmaNetFields(hdr.specific)
+        e = self.notes.payload.entry
+        m.d.comb += [
+            self.notes.payload.vpid.eq(spec.dst_vpid), self.notes.payload.irq.eq(spec.irq),
+            e.command.eq(spec.command), e.cls.eq(RmaNotifyClass.COMPLETER), e.error.eq(error),
+            e.cache_line.eq(sized & spec.cache_line), e.size_m1.eq(sized * c.size_m1),
+            e.peer_vpid.eq(spec.src_vpid), e.peer_node.eq(hdr.src_node),
+        ]
+        with m.If(sized):
+            m.d.comb += e.value.eq(Cat(Const(0, 3), c.dst_qw))
+        with m.Else():
+            m.d.comb += e.value.eq(c.arg)
+
+    def _trains(self, m, incoming, hdr, c, is_get):
+        """The source's train: read with the ``incoming`` header, written (``write``, driven in
+        ``DECIDE``) with the accepted packet's descriptor ``c`` and its end."""
+        spec = RmaNetFields(hdr.specific)
+        m.submodules.trains = trains = RmaTrainTable(nodes=self.nodes)
+        m.d.comb += [trains.read_node.eq(incoming.src_node),
+                     trains.read_get.eq(RmaNetFields(incoming.specific).command == RmaCommand.GET),
+                     trains.write_node.eq(hdr.src_node), trains.write_get.eq(is_get),
+                     trains.write_train.valid.eq(~spec.last), trains.write_train.dst_qw.eq(c.dst_qw),
+                     trains.write_train.size_m1.eq(c.size_m1),
+                     trains.write_train.next_qw.eq(c.offset_qw + hdr.payload_words)]
+        return trains

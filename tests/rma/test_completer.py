@@ -229,7 +229,7 @@ def test_completer_interleaved_trains(ready_p):
     b = ns[1]
     start_writes = len(b.memory.writes)
     packets = interleaved(rng, ns, 24)
-    assert sum(unpack(NetHeader, p[0], ("command_words",))["command_words"] == 0 for p in packets) > 50
+    assert sum(unpack(NetHeader, p[0], ("command_words",))["command_words"] == 0 for p in packets) >= 10
     run_completer(rng, b, packets, b.memory.writes[start_writes:], 0, ready_p)
     assert b.counters["cpl_get"] > 0 and b.counters["cpl_put"] > 0
 
