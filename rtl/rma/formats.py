@@ -15,8 +15,9 @@ structs through :mod:`sim.layout`, and ``docs/architecture.md`` documents them a
   space of the ATU (32-bit page + 12-bit offset), and in physical mode the low 16 TiB of host memory.
 * :class:`RmaNetFields` -- the 19 ``specific`` bits of the network header.
 * :class:`RmaNetDescriptor` -- the command words of an RMA packet: both for get and lock requests, lock
-  responses and notification puts; only the first (:data:`DATA_COMMAND_WORDS`) for the packets that
-  carry an operation's data to a completer (put, immediate put, get response), which never use ``arg``.
+  responses and notification puts; for the packets that carry an operation's data to a completer (put,
+  immediate put, get response), which never use ``arg``, only the first (:data:`DATA_COMMAND_WORDS`)
+  in the operation's first packet and in one that reports an error, none in the others.
 * :class:`RmaNotification` -- the 128-bit notification, one entry of a VPID's notification queue.
 """
 
@@ -37,7 +38,7 @@ MAX_UNITS = 64          # 1..64 quadwords or cache lines per command
 PAGE_BYTES = 4096       # no command crosses a 4 KiB page
 LINE_BYTES = 64
 NET_COMMAND_WORDS = 2   # an RmaNetDescriptor: get and lock requests, lock responses, notification puts
-DATA_COMMAND_WORDS = 1  # its first word only: put, immediate put and get response packets (no ``arg``)
+DATA_COMMAND_WORDS = 1  # its first word only: the first put, immediate put or get response packet (no ``arg``)
 
 
 class RmaCommand(enum.Enum, shape=3):
@@ -121,9 +122,10 @@ class RmaNetFields(data.Struct):
 
 
 class RmaNetDescriptor(data.Struct):
-    """The command words of an RMA packet (fig. 7-8's network descriptor): a packet of put, immediate
-    put or get response data carries the first word only (:data:`DATA_COMMAND_WORDS`), every other
-    packet both (:data:`NET_COMMAND_WORDS`)."""
+    """The command words of an RMA packet (fig. 7-8's network descriptor): the first packet of put,
+    immediate put or get response data, and one that reports an error, carries the first word only
+    (:data:`DATA_COMMAND_WORDS`), the following data packets none (``docs/rma.md``, "Packet trains"),
+    every other packet both (:data:`NET_COMMAND_WORDS`)."""
     dst_qw: QW_BITS     # start of the operation at the packet's receiver (lock: lock number)
     size_m1: 6          # units - 1 of the whole operation
     offset_qw: 9        # this packet's payload starts offset_qw quadwords after dst_qw
