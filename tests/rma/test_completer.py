@@ -239,6 +239,7 @@ def run_completer(rng, b, packets, expect, bad, ready_p):
     its counters ``b``'s (with ``bad`` more drops)."""
     dut = Harness(b)
     got = []
+    fed = []                                # set when the producer has offered its last beat
 
     async def producer(ctx):
         for p in packets:
@@ -247,11 +248,13 @@ def run_completer(rng, b, packets, expect, bad, ready_p):
                 kind = NetBeatKind.HEADER if i == 0 else NetBeatKind.COMMAND if i <= cw else NetBeatKind.PAYLOAD
                 await stream_put(ctx, dut.net_rx, {"data": w, "kind": kind, "first": i == 0,
                                                    "last": i == len(p) - 1}, rng=rng, idle=0.2)
+        fed.append(True)
 
     async def consumer(ctx):
         pkt = None
         idle = 0
-        while len(got) < len(expect) or idle < 300:
+        # dropped packets write nothing: wait for the last packet, not only the last write
+        while not fed or len(got) < len(expect) or idle < 300:
             ready = 0xF if rng.random() < ready_p else 0
             ctx.set(dut.tx.ready, ready)
             _, _, valid, beat = await ctx.tick().sample(dut.tx.valid, dut.tx.payload)

@@ -29,7 +29,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxLinkSignature, HtaxPortSignature, HtaxStatus
-from rtl.common.net import NetBeatKind, NetStreamSignature
+from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature
 from rtl.rma.completer import RmaCompleter
 from rtl.rma.fence import RmaFence
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaLockResult, RmaNetDescriptor, RmaNotifyClass
@@ -126,8 +126,9 @@ def run_completion(variant, seed, count=80):
 
     async def producer(ctx):
         for p in packets:
+            cw = unpack(NetHeader, p[0], ("command_words",))["command_words"]
             for i, w in enumerate(p):
-                kind = NetBeatKind.HEADER if i == 0 else NetBeatKind.COMMAND if i < 3 else NetBeatKind.PAYLOAD
+                kind = NetBeatKind.HEADER if i == 0 else NetBeatKind.COMMAND if i <= cw else NetBeatKind.PAYLOAD
                 await stream_put(ctx, dut.net_rx, {"data": w, "kind": kind, "first": i == 0,
                                                    "last": i == len(p) - 1}, rng=rng, idle=0.1)
 
