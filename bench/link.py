@@ -5,10 +5,10 @@ traffic generators and checkers on every VC) on Verilator without per-cycle Pyth
 testbench (tests/link/tb_link_recovery.py) with the Python channel.  Definitions are in docs/link.md
 ("Performance"); results go to build/bench/link.json.
 
-What counts as payload: a network-side packet is a route word, a network header, command words and
-payload words (docs/network.md).  To the link every one of them is payload (``link``: it cannot tell
-them apart); to the network layer only the payload words are (``strict``: the checkers count beats of
-kind PAYLOAD), the route word, the header and the command words are overhead.
+What counts as payload: a packet is a network header, command words and payload words
+(docs/network.md).  To the link every one of them is payload (``link``: it cannot tell them apart); to
+the network layer only the payload words are (``strict``: the checkers count beats of kind PAYLOAD),
+the header and the command words are overhead.
 """
 
 import json
@@ -47,7 +47,7 @@ def shape_run(cfg, vcs, cw, pw):
     payload = sum(s[f"{x}{v}_payload"] for x in "ab" for v in range(vcs))
     packets = sum(s[f"{x}{v}_received"] for x in "ab" for v in range(vcs))
     raw = 2 * s["cycles"] * cfg["phit_bits"]          # both directions
-    words = 2 + cw + pw        # route word, network header, command words, payload words
+    words = 1 + cw + pw        # network header, command words, payload words
     return {"strict": payload * 64 / raw, "link": packets * words * 64 / raw, "s": s}
 
 
@@ -56,10 +56,9 @@ def main():
     p = LinkParams(**{k: v for k, v in cfg.items() if k not in ("replay_timeout", "max_replays")})
     metrics = {}
 
-    # efficiency_max_packet is the link's own figure: every bit of the largest network-side packet
-    # (route word, network header, 3 command words, 8 payload words: 13 words) is payload to the link.
-    # The 56-byte and user-payload figures name the network layer's overhead (route word, header), so
-    # there only the payload bytes count.
+    # efficiency_max_packet is the link's own figure: every bit of the largest packet (network header,
+    # 3 command words, 8 payload words: 12 words) is payload to the link.  The 56-byte and user-payload
+    # figures name the network layer's overhead (the header), so there only the payload bytes count.
     big = shape_run(cfg, p.vcs, 0, 8)
     metrics["efficiency_max_packet_user_payload"] = round(big["strict"], 4)
     biggest = shape_run(cfg, p.vcs, 3, 8)
@@ -67,7 +66,7 @@ def main():
     small = shape_run(cfg, p.vcs, 0, 7)
     metrics["efficiency_56B"] = round(small["strict"], 4)
     metrics["link_efficiency_56B"] = round(small["link"], 4)
-    single = p.data_flit_phits(2 + 7)   # route word + network header + 7 payload words
+    single = p.data_flit_phits(1 + 7)   # network header + 7 payload words
     metrics["efficiency_56B_single_packet"] = round(56 * 8 / (single * p.phit_bits), 4)
     metrics["link_cycles_56B_single_packet"] = single
 

@@ -52,7 +52,7 @@ def fabric(topo, name, testcase, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(Fabric(topo, traffic=testcase == "hdl_traffic", latency=0 if testcase == "latency" else 1),
                    name=name, test_module="tests.fabric.tb_fabric", testcase=testcase,
-                   params=dict(params, nodes=topo.nodes, out=f.name), seed=1)
+                   params=dict(params, nodes=topo.nodes, shape=list(topo.shape), wrap=topo.wrap, out=f.name), seed=1)
         with open(f.name) as g:
             return json.load(g)
 

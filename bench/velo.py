@@ -13,7 +13,7 @@
   system is built from ``configs/default.toml`` as it is: the eight-port ``HtaxPipelined``, of which
   the system uses three ports (host, register file, VELO); the other five are idle.
 * ``link_cycles_56B``: link cycles of one 56-byte VELO message on the default link: one data flit of
-  route word, network header and seven payload words (the same count as ``bench/link.py``'s
+  network header and seven payload words (the same count as ``bench/link.py``'s
   ``link_cycles_56B_single_packet``).
 """
 
@@ -145,7 +145,7 @@ def main():
     amap = AddressMap.from_config(cfg)
     res = {**requester(cfg, amap), **completer(), **loopback(cfg)}
     link = {k: v for k, v in cfg["link"].items() if k not in ("replay_timeout", "max_replays")}
-    res["link_cycles_56B"] = LinkParams(**link).data_flit_phits(2 + 7)
+    res["link_cycles_56B"] = LinkParams(**link).data_flit_phits(1 + 7)
     write_bench("velo", res, {
         "vpids": cfg["system"]["vpids"], "nodes": cfg["system"]["nodes"], "messages": MESSAGES,
         "memory_latency_cycles": cfg.ns_to_cycles(cfg["host"]["dma_read_latency_ns"]),

@@ -7,8 +7,8 @@ channels that the solver may corrupt: up to ``ERRORS`` events in all, each an in
 of a phit or a lost phit (IDLE instead).  Data-bit errors are left to the CRC, whose detection is
 checked against the published algorithm in tests/link/test_link_unit.py; with them the solver has to
 refute CRC collisions and did not finish depth 13 in 15 minutes.  Port ``a`` sends on one VC, which the
-solver chooses (``AnyConst``), a stream of three-beat network-side packets (route word, network header
-with ``payload_words = 1``, one payload word) whose words count up, with an arbitrary ``valid`` that
+solver chooses (``AnyConst``), a stream of two-beat packets (network header with ``payload_words =
+1``, one payload word) whose words count up, with an arbitrary ``valid`` that
 obeys the stream rules; port ``b``'s sink of that VC takes beats at arbitrary times.  Asserted at every
 cycle up to the depth:
 
@@ -84,17 +84,17 @@ class LinkDelivery(Elaboratable):
         with m.If(hit_ab):
             m.d.sync += corrupted.eq(1)
 
-        # Source: beat n carries n in bits 63:56; beat 0 of each three-beat packet is its route word
-        # (the link does not read it), beat 1 its network header (payload_words = 1, command_words =
-        # 0; n lands in the `specific` field), beat 2 its payload word.
+        # Source: beat n carries n in bits 63:56; beat 0 of each two-beat packet is its network header
+        # (payload_words = 1, command_words = 0; n lands in the `specific` field), beat 1 its payload
+        # word.
         header = NetHeader.as_shape().const({"payload_words": 1}).as_value()
-        kinds = (NetBeatKind.ROUTE, NetBeatKind.HEADER, NetBeatKind.PAYLOAD)
+        kinds = (NetBeatKind.HEADER, NetBeatKind.PAYLOAD)
 
         def word(n, phase):
-            return Mux(phase == 1, header, 0) | (n << 56)
+            return Mux(phase == 0, header, 0) | (n << 56)
 
         sent = Signal(8)
-        s_phase = Signal(range(3))
+        s_phase = Signal(range(2))
         src = a.tx[0].signature.flip().create()       # the stream into a.tx[vc]
         for v in range(vcs):
             m.d.comb += [a.tx[v].valid.eq(src.valid & (vc == v)), a.tx[v].payload.eq(src.payload)]
@@ -103,15 +103,15 @@ class LinkDelivery(Elaboratable):
         valid = AnySeq(1)
         held = Signal()
         m.d.comb += [src.valid.eq(valid | held), src.payload.data.eq(word(sent, s_phase)),
-                     src.payload.last.eq(s_phase == 2), src.payload.first.eq(s_phase == 0),
+                     src.payload.last.eq(s_phase == 1), src.payload.first.eq(s_phase == 0),
                      src.payload.kind.eq(NetBeatKind.HEADER)]
         m.d.sync += held.eq(src.valid & ~src.ready)
         with m.If(src.valid & src.ready):
-            m.d.sync += [sent.eq(sent + 1), s_phase.eq(Mux(s_phase == 2, 0, s_phase + 1))]
+            m.d.sync += [sent.eq(sent + 1), s_phase.eq(~s_phase)]
 
         # Sink and scoreboard.
         got = Signal(8)
-        g_phase = Signal(range(3))
+        g_phase = Signal(range(2))
         snk = b.rx[0].signature.create()               # the stream out of b.rx[vc]
         ready = AnySeq(1)
         for v in range(vcs):
@@ -122,12 +122,12 @@ class LinkDelivery(Elaboratable):
                 m.d.comb += Assert(b.rx[v].valid == 0)
         m.d.comb += snk.ready.eq(ready)
         with m.If(snk.valid & snk.ready):
-            m.d.sync += [got.eq(got + 1), g_phase.eq(Mux(g_phase == 2, 0, g_phase + 1))]
+            m.d.sync += [got.eq(got + 1), g_phase.eq(~g_phase)]
             m.d.comb += [
                 Assert(snk.payload.data == word(got, g_phase)),
                 Assert(got != sent),
                 Assert(snk.payload.first == (g_phase == 0)),
-                Assert(snk.payload.last == (g_phase == 2)),
+                Assert(snk.payload.last == (g_phase == 1)),
                 Assert(snk.payload.kind.as_value() == Array(k.value for k in kinds)[g_phase]),
             ]
         m.d.comb += [Assert(a.protocol_errors == 0), Assert(b.protocol_errors == 0),
@@ -154,9 +154,9 @@ class LinkStreams(Elaboratable):
             i, o = a.tx[v], b.rx[v]
             m.d.comb += [i.valid.eq(AnySeq(1)), i.payload.as_value().eq(AnySeq(len(i.payload.as_value()))),
                          o.ready.eq(AnySeq(1)), b.tx[v].valid.eq(0), a.rx[v].ready.eq(1)]
-            # only a header's lengths (bits 21..26) steer the link; the other data bits are copied
+            # only a header's lengths (bits 18..23) steer the link; the other data bits are copied
             # and protected by the CRC: held at zero, they shrink the solver's problem
-            m.d.comb += Assume((i.payload.data & ~(0x3F << 21)) == 0)
+            m.d.comb += Assume((i.payload.data & ~(0x3F << 18)) == 0)
             stream_rules(m, i, Assume, name=f"tx{v}")
             packet_length_rule(m, i, Assume, max_beats=MAX_PACKET_BEATS, name=f"tx{v}")
             stream_rules(m, o, Assert, name=f"rx{v}")

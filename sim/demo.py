@@ -82,7 +82,8 @@ async def demo(dut):
         version = await nic.version()
         routes = [await nic.route(d) for d in range(topo.nodes)]
         log.add(f"node {nic.node}: init", cycles,
-                f"version {version:#x} checked, node id {nic.node}, routes " + ", ".join(f"{r:#x}" for r in routes)
+                f"version {version:#x} checked, node id {nic.node}, route table entries "
+                + ", ".join(f"{r:#x}" for r in routes)
                 + f", RMA queue size and lock region set ({st['cpu_writes'] - st0['cpu_writes']} CPU stores, "
                 f"{st['cpu_reads'] - st0['cpu_reads']} CPU reads; ns not given: every read waits 2 t_cd)", ns=False)
 

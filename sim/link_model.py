@@ -1,25 +1,24 @@
 """Reference model of what the link port delivers (rtl/link, docs/link.md).
 
-The link transports per virtual channel the beat stream of well-formed network-side packets
-(``docs/network.md``): the route word, the network header (``NetHeader``), ``command_words`` command
-words and ``min(payload_words, 8)`` payload words.  This model gives, for packets as the network
+The link transports per virtual channel the beat stream of well-formed network packets
+(``docs/network.md``): the network header (``NetHeader``), ``command_words`` command words and
+``min(payload_words, 8)`` payload words.  This model gives, for packets as the network
 layer hands them over, the packets the far end delivers: malformed ones padded, cut or clamped the way
 :class:`rtl.link.PacketShaper` does, and ``kind``/``first``/``last`` regenerated.  It also holds the
 wire-format arithmetic (flit lengths) used by the bench and the tests, derived independently of the RTL
-from ``docs/link.md``.  Route words and headers are built with :mod:`sim.netroute`.
+from ``docs/link.md``.  Headers are built with :mod:`sim.netroute`.
 """
 
 import random
 
 from rtl.common.net import MAX_PAYLOAD_WORDS, NUM_NET_VCS, NetBeatKind, NetHeader
 from sim.layout import fields
-from sim.netroute import eject_char, net_header, network_packet, route_char, route_word
+from sim.netroute import fu_packet, net_header
 
-__all__ = ["ROUTE", "HEADER", "COMMAND", "PAYLOAD", "random_packet", "beats_of", "shape", "shape_stream",
+__all__ = ["HEADER", "COMMAND", "PAYLOAD", "random_packet", "beats_of", "shape", "shape_stream",
            "packet_len", "crc_bytes", "flit_phits"]
 
-ROUTE, HEADER, COMMAND, PAYLOAD = (NetBeatKind.ROUTE.value, NetBeatKind.HEADER.value,
-                                   NetBeatKind.COMMAND.value, NetBeatKind.PAYLOAD.value)
+HEADER, COMMAND, PAYLOAD = NetBeatKind.HEADER.value, NetBeatKind.COMMAND.value, NetBeatKind.PAYLOAD.value
 _CW = fields(NetHeader)["command_words"]
 _PW = fields(NetHeader)["payload_words"]
 
@@ -29,39 +28,31 @@ def _field(word, f):
 
 
 def packet_len(header):
-    """Beats of the network-side packet whose network header (beat 1) is ``header``: route, header,
-    command words, payload words clamped to 8."""
-    return 2 + _field(header, _CW) + min(_field(header, _PW), MAX_PAYLOAD_WORDS)
-
-
-def _random_route(rng):
-    """A route word of up to three link characters and an ejecting one (the link does not read it)."""
-    chars = [route_char(rng.randrange(8), rng.randrange(64), rng.randrange(64))
-             for _ in range(rng.randint(0, 3))]
-    return route_word(chars + [eject_char(rng.randrange(4))])
+    """Beats of the packet whose network header (beat 0) is ``header``: header, command words,
+    payload words clamped to 8."""
+    return 1 + _field(header, _CW) + min(_field(header, _PW), MAX_PAYLOAD_WORDS)
 
 
 def random_packet(rng, *, payload_words=None, command_words=None):
-    """A network-side packet as a list of 64-bit words (route, header, commands, payload); well-formed
+    """A packet as a list of 64-bit words (header, commands, payload); well-formed
     unless ``payload_words`` is above 8, then it has that many payload words."""
     pw = rng.randint(0, MAX_PAYLOAD_WORDS) if payload_words is None else payload_words
     cw = rng.randint(0, 3) if command_words is None else command_words
     f = fields(NetHeader)
     hdr = net_header(dst_node=rng.getrandbits(f["dst_node"][1]), unit=rng.choice((1, 2, 3)), command_words=cw,
-                     payload_words=pw, src_node=rng.getrandbits(f["src_node"][1]),
+                     payload_words=pw, src_node=rng.getrandbits(f["src_node"][1]), hops=rng.getrandbits(6),
                      specific=rng.getrandbits(f["specific"][1]))
-    return network_packet(_random_route(rng), hdr, [rng.getrandbits(64) for _ in range(cw)],
-                          [rng.getrandbits(64) for _ in range(pw)])
+    return fu_packet(hdr, [rng.getrandbits(64) for _ in range(cw)], [rng.getrandbits(64) for _ in range(pw)])
 
 
 def beats_of(words, last=None):
-    """NetBeat tuples (data, kind, first, last) for a list of words, marked as a well-formed
-    network-side packet (``last`` overrides the index of the beat that carries ``last``)."""
+    """NetBeat tuples (data, kind, first, last) for a list of words, marked as a well-formed packet
+    (``last`` overrides the index of the beat that carries ``last``)."""
     n = len(words)
-    cmd_end = 2 + (_field(words[1], _CW) if n > 1 else 0)
+    cmd_end = 1 + _field(words[0], _CW)
     out = []
     for i, w in enumerate(words):
-        kind = ROUTE if i == 0 else HEADER if i == 1 else COMMAND if i < cmd_end else PAYLOAD
+        kind = HEADER if i == 0 else COMMAND if i < cmd_end else PAYLOAD
         out.append((w, kind, int(i == 0), int(i == (n - 1 if last is None else last))))
     return out
 
@@ -76,16 +67,14 @@ def shape(beats):
             drop = not last
             continue
         cur.append(data)
-        n = packet_len(cur[1]) if len(cur) > 1 else None
+        n = packet_len(cur[0])
         if len(cur) == n:
-            malformed += (not last) or _field(cur[1], _PW) > MAX_PAYLOAD_WORDS
+            malformed += (not last) or _field(cur[0], _PW) > MAX_PAYLOAD_WORDS
             packets.append(cur)
             cur, drop = [], not last
         elif last:             # pad with zero words up to the length the header gives
             malformed += 1
-            if len(cur) == 1:
-                cur.append(0)  # the zero header: a two-beat packet
-            cur += [0] * (packet_len(cur[1]) - len(cur))
+            cur += [0] * (n - len(cur))
             packets.append(cur)
             cur = []
     return packets, malformed
@@ -119,8 +108,9 @@ def _selftest():
     p = random_packet(rng)
     assert shape(beats_of(p)) == ([p], 0)
     long = random_packet(rng, payload_words=11, command_words=1)
-    assert shape(beats_of(long)) == ([long[:2 + 1 + 8]], 1)
-    assert shape(beats_of(p[:1], last=0)) == ([[p[0], 0]], 1)
+    assert shape(beats_of(long)) == ([long[:1 + 1 + 8]], 1)
+    cut = random_packet(rng, payload_words=3, command_words=0)
+    assert shape(beats_of(cut[:2], last=1)) == ([cut[:2] + [0, 0]], 1)
 
 
 _selftest()

@@ -1,14 +1,12 @@
-"""Bus models of the FU <-> network-port stream (:mod:`rtl.common.net`): source, sink and monitor (cocotb).
+"""Bus models of the network stream (:mod:`rtl.common.net`): source, sink and monitor (cocotb).
 
 The stream is an ``amaranth.lib.stream`` of :class:`~rtl.common.net.NetBeat`: ``valid``, ``ready`` and a
-68-bit ``payload`` (64-bit data, the beat's ``kind``, ``first``, ``last``).  A packet on the FU side
-(:attr:`Side.FU`) is one HEADER beat (the network header), ``command_words`` COMMAND beats and
-``payload_words`` PAYLOAD beats, the two counts taken from the header; on the network side
-(:attr:`Side.NETWORK`: network port, crossbar, link port) a ROUTE beat comes first
-(``docs/network.md``).  Every model is told which side it is on.  The models are built from
-``(dut, prefix, clock, reset)``, ``prefix`` naming the stream's signals (``<prefix>__valid``,
-``__payload``, ``__ready``; for the link port's virtual channel 1, ``"tx__1"``), and move whole
-packets:
+68-bit ``payload`` (64-bit data, the beat's ``kind``, ``first``, ``last``).  A packet is one HEADER beat
+(the network header), ``command_words`` COMMAND beats and ``payload_words`` PAYLOAD beats, the two
+counts taken from the header, on every stream of the path: unit, network port, crossbar, link port
+(``docs/network.md``).  The models are built from ``(dut, prefix, clock, reset)``, ``prefix`` naming
+the stream's signals (``<prefix>__valid``, ``__payload``, ``__ready``; for the link port's virtual
+channel 1, ``"tx__1"``), and move whole packets:
 
 * :class:`NetStreamSource` sends a packet given as its list of 64-bit words (kinds, ``first`` and
   ``last`` from the header) or as raw :func:`net_beat` integers (for malformed packets), with an
@@ -21,25 +19,15 @@ packets:
 Event driven, like every model of :mod:`sim.bus`.
 """
 
-import enum
-
 from rtl.common.net import MAX_PAYLOAD_WORDS, NetBeat, NetBeatKind, NetHeader
 
 from .bus import StreamMonitor, StreamSink, StreamSource, Timing
 from .layout import fields, pack
 
-__all__ = ["NetStreamBus", "NetStreamMonitor", "NetStreamSink", "NetStreamSource", "Side", "net_beat",
-           "beat_tuple", "packet_beats", "packet_length", "HEADER", "COMMAND", "PAYLOAD", "ROUTE", "Timing"]
+__all__ = ["NetStreamBus", "NetStreamMonitor", "NetStreamSink", "NetStreamSource", "net_beat",
+           "beat_tuple", "packet_beats", "packet_length", "HEADER", "COMMAND", "PAYLOAD", "Timing"]
 
-HEADER, COMMAND, PAYLOAD, ROUTE = (NetBeatKind.HEADER.value, NetBeatKind.COMMAND.value,
-                                   NetBeatKind.PAYLOAD.value, NetBeatKind.ROUTE.value)
-
-
-class Side(enum.Enum):
-    """Which side of the network port a stream is on: FU side (header first) or network side (route
-    beat first)."""
-    FU = "fu"
-    NETWORK = "network"
+HEADER, COMMAND, PAYLOAD = NetBeatKind.HEADER.value, NetBeatKind.COMMAND.value, NetBeatKind.PAYLOAD.value
 _B = fields(NetBeat)
 _H = fields(NetHeader)
 
@@ -58,23 +46,20 @@ def beat_tuple(beat):
     return tuple(_get(beat, _B[n]) for n in ("data", "kind", "first", "last"))
 
 
-def packet_length(header, side):
-    """Beats of the packet whose network header word is ``header`` on ``side`` (payload words above
-    8 count as 8, as the link and the network port clamp them)."""
-    body = _get(header, _H["command_words"]) + min(_get(header, _H["payload_words"]), MAX_PAYLOAD_WORDS)
-    return body + (2 if Side(side) is Side.NETWORK else 1)
+def packet_length(header):
+    """Beats of the packet whose network header word is ``header`` (payload words above 8 count as 8,
+    as the link and the network port clamp them)."""
+    return 1 + _get(header, _H["command_words"]) + min(_get(header, _H["payload_words"]), MAX_PAYLOAD_WORDS)
 
 
-def _kinds(header, side):
-    route = [ROUTE] if Side(side) is Side.NETWORK else []
-    return route + [HEADER] + [COMMAND] * _get(header, _H["command_words"]) + [PAYLOAD] * MAX_PAYLOAD_WORDS
+def _kinds(header):
+    return [HEADER] + [COMMAND] * _get(header, _H["command_words"]) + [PAYLOAD] * MAX_PAYLOAD_WORDS
 
 
-def packet_beats(words, side):
-    """The payload integers of a well-formed packet given as its words (route word first on the network
-    side, the header first on the FU side)."""
+def packet_beats(words):
+    """The payload integers of a well-formed packet given as its words (header first)."""
     n = len(words)
-    kinds = _kinds(words[1] if Side(side) is Side.NETWORK else words[0], side)
+    kinds = _kinds(words[0])
     return [net_beat(w, kinds[i] if i < len(kinds) else PAYLOAD, int(i == 0), int(i == n - 1))
             for i, w in enumerate(words)]
 
@@ -101,16 +86,9 @@ class _NetFraming:
         if not self.check_framing:
             return bool(last)
         i = len(part) - 1
-        h = 1 if self.side is Side.NETWORK else 0
-        if i < h:                               # the route beat of a network-side packet
-            if kind != ROUTE or not first:
-                self._error(cycle, f"beat 0 of kind {kind}, first = {first}: not a route beat")
-            if last:
-                self._error(cycle, "a network-side packet of one beat")
-            return bool(last)
-        hdr = beat_tuple(part[h])[0]
-        n = packet_length(hdr, self.side)
-        want = _kinds(hdr, self.side)[i]
+        hdr = beat_tuple(part[0])[0]
+        n = packet_length(hdr)
+        want = _kinds(hdr)[i]
         if first != (i == 0):
             self._error(cycle, f"beat {i} has first = {first}")
         if kind != want:
@@ -130,8 +108,6 @@ class NetStreamMonitor(_NetFraming, StreamMonitor):
     ----------
     dut, prefix, clock, reset
         The stream's signals (:class:`NetStreamBus`).
-    side : Side
-        FU side or network side (route beat first).
     period_ns : float
     callback : callable(Record) or None
         Called for every packet (``record.packet``: its words); without one, packets collect in
@@ -143,11 +119,10 @@ class NetStreamMonitor(_NetFraming, StreamMonitor):
     name : str
     """
 
-    def __init__(self, dut, prefix, clock, reset=None, *, side, period_ns, callback=None, check_framing=True,
+    def __init__(self, dut, prefix, clock, reset=None, *, period_ns, callback=None, check_framing=True,
                  timing=Timing.READONLY, name=None):
         super().__init__(NetStreamBus(dut, prefix), clock, reset, period_ns=period_ns, callback=callback,
                          timing=timing, name=name or prefix)
-        self.side = Side(side)
         self.check_framing = check_framing
 
 
@@ -162,11 +137,10 @@ class NetStreamSink(_NetFraming, StreamSink):
     Other parameters as :class:`NetStreamMonitor`.
     """
 
-    def __init__(self, dut, prefix, clock, reset=None, *, side, period_ns, ready=None, rng=None, callback=None,
+    def __init__(self, dut, prefix, clock, reset=None, *, period_ns, ready=None, rng=None, callback=None,
                  check_framing=True, timing=Timing.READONLY, name=None):
         super().__init__(NetStreamBus(dut, prefix), clock, reset, lanes=1, period_ns=period_ns, ready=ready,
                          rng=rng, callback=callback, timing=timing, name=name or prefix)
-        self.side = Side(side)
         self.check_framing = check_framing
 
 
@@ -177,8 +151,6 @@ class NetStreamSource(StreamSource):
     ----------
     dut, prefix, clock, reset
         The stream's signals (:class:`NetStreamBus`).
-    side : Side
-        FU side or network side: how :meth:`send` marks the beats' kinds.
     period_ns : float
     pause : None, float or callable() -> bool
         An idle cycle before a beat (never inside a held beat).
@@ -186,20 +158,19 @@ class NetStreamSource(StreamSource):
         As :class:`sim.bus.StreamSource`.
     """
 
-    def __init__(self, dut, prefix, clock, reset=None, *, side, period_ns, pause=None, rng=None,
+    def __init__(self, dut, prefix, clock, reset=None, *, period_ns, pause=None, rng=None,
                  timing=Timing.READONLY, on_header=None, fetch=None, name=None):
         super().__init__(NetStreamBus(dut, prefix), clock, reset, period_ns=period_ns, pause=pause, rng=rng,
                          timing=timing, on_header=on_header, fetch=fetch, name=name or prefix)
-        self.side = Side(side)
 
     def _item(self, pkt, tag, raw=False):
         pkt = list(pkt)
         if not pkt:
             raise ValueError("a packet has at least one beat")
-        return 0, pkt if raw else packet_beats(pkt, self.side), tag
+        return 0, pkt if raw else packet_beats(pkt), tag
 
     def send(self, words, *, tag=None):
-        """Queue a well-formed packet given as its words (route word first on the network side)."""
+        """Queue a well-formed packet given as its words (header first)."""
         super().send(words, tag=tag)
 
     def send_raw(self, beats, *, tag=None):

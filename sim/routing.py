@@ -1,82 +1,48 @@
-"""Routing software: topologies, dimension-order routes, route tables and their self-checks (ch. 8.2).
+"""Routing software: topologies, route tables and their self-checks (ch. 8.2).
 
 The dissertation's network management is SERU (ch. 8.2), a Python tool that reads the topology and the
 node's id and computes shortest-path routes; this module is its counterpart for the fabric simulations,
-the tests and the driver.  It builds on :mod:`sim.netroute` (the route word and one crossbar's routing
-step, ``docs/network.md``):
+the tests and the driver.  It builds on :mod:`sim.netroute` (one crossbar's routing step,
+``docs/network.md``):
 
-* :class:`Topology`: a 1-, 2- or 3-D torus of 1 to 64 nodes per dimension (:func:`ring`,
+* :class:`Topology`: a 1-, 2- or 3-D torus of 1 to 32 nodes per dimension (:func:`ring`,
   :func:`torus_2d`, :func:`torus_3d`), or two nodes joined by one link (:func:`back_to_back`).  Node ids
   count x fastest; every node has its own link-port numbering, by default ``+x 0, -x 1, +y 2, -y 3,
   +z 4, -z 5`` (:data:`DIRECTIONS`).
 * Routes: minimal and dimension order (x, then y, then z).  In a ring of even size a destination
   ``k / 2`` away either way is reached in the ``+`` direction.  The dateline of a ring is its
   wrap-around link (from the node at coordinate ``k - 1`` to the one at 0, whichever way it is
-  crossed): the hops up to and including it run on dateline VC 0 (``hops0``), the rest on VC 1
-  (``hops1``); a route that does not cross it stays on VC 0.  :meth:`Topology.route` encodes a route
-  as a route word: one link character per dimension with hops, then the ejecting character.
-* :meth:`Topology.route_table`: the contents of a node's route look-up table (RLT, ch. 7.4), one
-  route word per destination node id.
-* Self-checks: :func:`walk` follows a route word through the wiring with
-  :func:`sim.netroute.route_step` at every crossbar; :func:`dependency_graph` and :func:`find_cycle`
-  build and check the channel dependency graph of a set of routes (the deadlock argument of
-  ``docs/network.md``).
+  crossed): the hops up to and including it run on dateline VC 0, the rest on VC 1; a route that does
+  not cross it stays on VC 0.  :meth:`Topology.path` lists the hops.
+* :meth:`Topology.crossbar_table` and :meth:`Topology.port_routes`: the contents of a node's route
+  table (RLT, ch. 7.4: a :class:`~rtl.common.net.RouteEntry` per destination node, ``net.route``) and
+  its crossbar's dateline rules (``xbar[p].route``), also around failed links.
+* Self-checks: :func:`walk` follows a packet through the wiring with :func:`sim.netroute.table_step`
+  at every crossbar; :func:`dependency_graph` and :func:`find_cycle` build and check the channel
+  dependency graph (the deadlock argument of ``docs/network.md``).
 
 Deviations from the dissertation: SERU read the topology from ``/etc/extoll/topology`` and wrote the
-routes through the driver's sysfs files; here the topology is a Python object and the route table a
-list that the caller writes to the RLT.  The dissertation's routing strings are a string of 16-bit
-characters in the routing frame; ours are the 64-bit route word of ``docs/network.md``.
+routes through the driver's sysfs files; here the topology is a Python object and the tables lists
+that the driver writes to the registers.  The dissertation's routing strings (source paths in the
+routing frame) are replaced by route tables in every crossbar.
 """
 
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rtl.common.net import EJECT, MAX_HOPS, ROUTE_CHARS, RouteError
+from rtl.common.net import EJECT, RouteError
 from rtl.common.params import check_distinct, check_int
 
-from .netroute import eject_char, port_route, route_char, route_entry, route_step, route_word, table_step
+from .netroute import port_route, route_entry, table_step
 
 __all__ = ["DIRECTIONS", "MAX_RING", "Topology", "back_to_back", "ring", "torus_2d", "torus_3d",
-           "encode_route", "Hop", "Walk", "walk", "walk_tables", "all_routes", "dependency_graph",
-           "table_dependency_graph", "graph_of_walks", "find_cycle"]
+           "Hop", "Walk", "walk", "dependency_graph", "graph_of_walks", "find_cycle"]
 
 #: link directions in the order of a node's port numbering; the default numbering is their index
 DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
-MAX_RING = 64           # nodes per dimension: at most 32 hops, within the 6-bit hop counters
+MAX_RING = 32           # nodes per dimension: 32768 nodes (15-bit ids), a route within 63 link hops
 MAX_NET_PORT = 15 - EJECT
 _AXES = "xyz"
-
-
-def encode_route(links, *, net_port=0):
-    """The route word of link characters ``links`` followed by the ejecting character.
-
-    Parameters
-    ----------
-    links : iterable of (int, int, int)
-        ``(port, hops0, hops1)`` of each link character, in the order the packet uses them.
-    net_port : int
-        The network port of the destination's crossbar where the packet leaves the network.
-
-    Raises
-    ------
-    ValueError
-        A character names no link port, has no hops or more than :data:`~rtl.common.net.MAX_HOPS`
-        on a VC, or the characters do not fit one route word.
-    """
-    links = [tuple(c) for c in links]
-    check_int("net_port", net_port, 0, MAX_NET_PORT)
-    if len(links) > ROUTE_CHARS - 1:
-        raise ValueError(f"a route word holds {ROUTE_CHARS - 1} link characters and the ejecting one, "
-                         f"not {len(links)} link characters")
-    chars = []
-    for i, (port, hops0, hops1) in enumerate(links):
-        check_int(f"port of link character {i}", port, 0, EJECT - 1)
-        check_int(f"hops0 of link character {i}", hops0, 0, MAX_HOPS)
-        check_int(f"hops1 of link character {i}", hops1, 0, MAX_HOPS)
-        if hops0 == hops1 == 0:
-            raise ValueError(f"link character {i} has no hops (a crossbar would drop the packet as EXHAUSTED)")
-        chars.append(route_char(port, hops0, hops1))
-    return route_word([*chars, eject_char(net_port)])
 
 
 class Hop(NamedTuple):
@@ -265,64 +231,7 @@ class Topology:
         assert node == dst
         return tuple(hops)
 
-    def _links(self, src, dst):
-        """The link characters ``[(port, hops0, hops1)]`` of the route: maximal runs of hops through
-        one port whose VCs do not go back from 1 to 0."""
-        if not self._ports:             # one port per direction everywhere: one character per dimension
-            return [(d, hops0, hops1) for _dim, d, hops0, hops1 in self._segments(src, dst)]
-        links = []
-        for _node, port, vc in self.path(src, dst):
-            if links and links[-1][0] == port and (vc or not links[-1][2]) and links[-1][1 + vc] < MAX_HOPS:
-                links[-1][1 + vc] += 1
-            else:
-                links.append([port, 1 - vc, vc])
-        return links
-
-    def route(self, src, dst, *, net_port=0):
-        """The route word from ``src`` to ``dst``, leaving the network at network port ``net_port`` of
-        ``dst``'s crossbar (just the ejecting character for ``src == dst``).
-
-        Raises
-        ------
-        ValueError
-            ``src``, ``dst`` or ``net_port`` out of range, or a route that does not fit one word (with a
-            port numbering that changes along a dimension, a dimension may need several characters).
-        """
-        check_int("src", src, 0, self.nodes - 1)
-        check_int("dst", dst, 0, self.nodes - 1)
-        check_int("net_port", net_port, 0, MAX_NET_PORT)
-        try:
-            return encode_route(self._links(src, dst), net_port=net_port)
-        except ValueError as e:
-            raise ValueError(f"the route from node {src} to node {dst} does not fit a route word: {e}") from None
-
-    def route_table(self, node, *, net_port=0, entries=None):
-        """The route look-up table (RLT, ch. 7.4) of ``node``: the route word to every destination id.
-
-        Parameters
-        ----------
-        node : int
-        net_port : int
-            The network port every route ends at.
-        entries : int, optional
-            The size of the RLT (the configuration's ``[system] nodes``), at least :attr:`nodes`; the
-            entries past the topology's nodes are 0, a route every crossbar drops (``EXHAUSTED`` on link
-            port 0, ``MISSING_PORT`` if the crossbar has none).  Default: :attr:`nodes`.
-
-        Returns
-        -------
-        list of int
-            Indexed by destination node id.
-        """
-        check_int("node", node, 0, self.nodes - 1)
-        if entries is None:
-            entries = self.nodes
-        check_int("entries", entries, self.nodes)
-        table = [self.route(node, dst, net_port=net_port) for dst in range(self.nodes)]
-        return table + [0] * (entries - self.nodes)
-
-
-    # -- table routing (issue 44: sim.netroute.table_step) ---------------------------------------------
+    # -- route tables ----------------------------------------------------------------------------------
 
     def _ring_direction(self, node, dst, dim, failed):
         """The direction (an index of :data:`DIRECTIONS`) in which ``node`` sends a packet for ``dst``
@@ -386,24 +295,25 @@ class Topology:
         entries = self.nodes if entries is None else entries
         check_int("entries", entries, self.nodes)
         failed = self._failed_ends(failed)
-        table = []
-        for dst in range(self.nodes):
-            dims = [dim for dim in range(self.dims) if self.coords(node)[dim] != self.coords(dst)[dim]]
-            if not dims:
-                table.append(route_entry(net_port=net_port))
-                continue
-            d = self._ring_direction(node, dst, dims[0], failed)
-            if d is None:
-                raise ValueError(f"no dimension-order route from node {node} to node {dst} avoids the failed links")
-            table.append(route_entry(port=self.ports(node)[d]))
+        table = [self._entry(node, dst, net_port, failed) for dst in range(self.nodes)]
         return table + [0] * (entries - self.nodes)
+
+    def _entry(self, node, dst, net_port, failed):
+        """The route table entry of ``node`` for ``dst`` (:meth:`crossbar_table`)."""
+        dims = [dim for dim in range(self.dims) if self.coords(node)[dim] != self.coords(dst)[dim]]
+        if not dims:
+            return route_entry(net_port=net_port)
+        d = self._ring_direction(node, dst, dims[0], failed)
+        if d is None:
+            raise ValueError(f"no dimension-order route from node {node} to node {dst} avoids the failed links")
+        return route_entry(port=self.ports(node)[d])
 
     def port_routes(self, node):
         """The routing registers of ``node``'s crossbar under table routing: a packed
         :class:`~rtl.common.net.PortRoute` for each of its :meth:`link_ports` (0 for a port without a
         cable): a packet arriving at a port goes on along its ring through the port of the opposite
         direction, and the link into the port is the wrap-around link of its ring where it joins the
-        coordinates ``k - 1`` and 0 (the dateline of :meth:`route`)."""
+        coordinates ``k - 1`` and 0 (the dateline of :meth:`path`)."""
         numbering = self.ports(node)
         regs = [0] * self.link_ports(node)
         for d, port in enumerate(numbering):
@@ -448,7 +358,7 @@ def torus_3d(*, kx, ky, kz, ports=None):
 
 @dataclass(frozen=True)
 class Walk:
-    """Where a route word takes a packet (:func:`walk`).
+    """Where the route tables take a packet (:func:`walk`).
 
     Members
     -------
@@ -474,36 +384,36 @@ class Walk:
         return self.net_port is not None
 
 
-def walk(topology, src, word, *, net_ports=1, link_ports=None, dateline=True):
-    """Follow route word ``word`` from ``src``'s crossbar through ``topology``'s wiring, applying
-    :func:`sim.netroute.route_step` at every crossbar.
+class _Tables:
+    """The topology's :meth:`~Topology.crossbar_table` of every node, an entry computed when it is read
+    (a walk through a large torus reads a few of its millions of entries)."""
 
-    Parameters
-    ----------
-    topology : Topology
-    src : int
-        The node whose network port injects the packet.
-    word : int
-        The route word (64 bits).
-    net_ports : int
-        Network ports of every crossbar.
-    link_ports : int, optional
-        Link ports of every crossbar; default: each node's :meth:`Topology.link_ports`.
-    dateline : bool
-        ``False``: every hop on dateline VC 0 (the crossbars' test-only switch).
+    def __init__(self, topology):
+        self._topo = topology
 
-    Returns
-    -------
-    Walk
-    """
-    check_int("src", src, 0, topology.nodes - 1)
-    check_int("word", word, 0, (1 << 64) - 1)
-    check_int("net_ports", net_ports, 1, MAX_NET_PORT + 1)
-    if link_ports is not None:
-        check_int("link_ports", link_ports, 0, EJECT)
-    # every link hop takes one hop off the word: at most 3 * 2 * 63 of them
-    return _follow(topology, src, link_ports, lambda node, lp, came: route_step(
-        word if came is None else came[1].route, link_ports=lp, net_ports=net_ports, dateline=dateline))
+    def __getitem__(self, node):
+        return _Table(self._topo, node)
+
+
+class _Table:
+    def __init__(self, topology, node):
+        self._topo, self._node = topology, node
+
+    def __len__(self):
+        return self._topo.nodes
+
+    def __getitem__(self, dst):
+        return self._topo._entry(self._node, dst, 0, frozenset())
+
+
+class _PortRoutes:
+    """The topology's :meth:`~Topology.port_routes` of every node, computed when read."""
+
+    def __init__(self, topology):
+        self._topo = topology
+
+    def __getitem__(self, node):
+        return self._topo.port_routes(node)
 
 
 def _follow(topology, src, link_ports, step):
@@ -525,7 +435,7 @@ def _follow(topology, src, link_ports, step):
         node, came = peer[0], (peer[1], s)
 
 
-def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=1, link_ports=None,
+def walk(topology, src, dst, *, tables=None, port_routes=None, net_ports=1, link_ports=None,
                 dateline=True):
     """Follow a packet for ``dst`` from ``src``'s crossbar under table routing, applying
     :func:`sim.netroute.table_step` at every crossbar.
@@ -536,8 +446,12 @@ def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=
         Each node's route table; default: :meth:`Topology.crossbar_table` of every node.
     port_routes : sequence of sequence of int, optional
         Each node's routing registers; default: :meth:`Topology.port_routes` of every node.
-    net_ports, link_ports, dateline
-        As :func:`walk`.
+    net_ports : int
+        Network ports of every crossbar.
+    link_ports : int, optional
+        Link ports of every crossbar; default: each node's :meth:`Topology.link_ports`.
+    dateline : bool
+        ``False``: every hop on dateline VC 0 (the crossbars' test-only switch).
 
     Returns
     -------
@@ -547,10 +461,13 @@ def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=
     """
     check_int("src", src, 0, topology.nodes - 1)
     check_int("net_ports", net_ports, 1, MAX_NET_PORT + 1)
+    check_int("dst", dst, 0)
+    if link_ports is not None:
+        check_int("link_ports", link_ports, 0, EJECT)
     if tables is None:
-        tables = [topology.crossbar_table(n) for n in range(topology.nodes)]
+        tables = _Tables(topology)
     if port_routes is None:
-        port_routes = [topology.port_routes(n) for n in range(topology.nodes)]
+        port_routes = _PortRoutes(topology)
 
     def step(node, lp, came):
         in_port, prev = came if came is not None else (None, None)
@@ -560,45 +477,23 @@ def walk_tables(topology, src, dst, *, tables=None, port_routes=None, net_ports=
     return _follow(topology, src, link_ports, step)
 
 
-def all_routes(topology, *, net_port=0):
-    """``(src, dst, word)`` for every ordered pair of nodes (``src == dst`` included)."""
-    for src in range(topology.nodes):
-        for dst in range(topology.nodes):
-            yield src, dst, topology.route(src, dst, net_port=net_port)
-
-
-def dependency_graph(topology, routes=None, *, dateline=True, net_ports=1, link_ports=None):
-    """The channel dependency graph of ``routes`` within one message class.
+def dependency_graph(topology, *, tables=None, port_routes=None, dateline=True, net_ports=1):
+    """The channel dependency graph within one message class: the walks (:func:`walk`) from every
+    node to every node over ``tables`` and ``port_routes`` (default: the topology's).
 
     A channel is a :class:`Hop` ``(node, link port, dateline VC)``; there is an edge from each channel a
-    route uses to the next one it uses.
-
-    Parameters
-    ----------
-    routes : iterable of (int, int), optional
-        ``(src, word)`` pairs, walked with :func:`walk` (``dateline``, ``net_ports`` and ``link_ports``
-        are passed on); default: every route of ``topology`` (:func:`all_routes`).
+    walk uses to the next one it uses.
 
     Returns
     -------
     dict of Hop to set of Hop
-        Every channel a route uses, with the channels that follow it.
+        Every channel a walk uses, with the channels that follow it.
     """
-    if routes is None:
-        routes = ((src, word) for src, _dst, word in all_routes(topology))
-    return graph_of_walks(walk(topology, src, word, net_ports=net_ports, link_ports=link_ports, dateline=dateline)
-                          for src, word in routes)
-
-
-def table_dependency_graph(topology, *, tables=None, port_routes=None, dateline=True, net_ports=1):
-    """The channel dependency graph (as :func:`dependency_graph`) of table routing: the walks
-    (:func:`walk_tables`) from every node to every node over ``tables`` and ``port_routes`` (default:
-    the topology's)."""
     if tables is None:
         tables = [topology.crossbar_table(n) for n in range(topology.nodes)]
     if port_routes is None:
         port_routes = [topology.port_routes(n) for n in range(topology.nodes)]
-    return graph_of_walks(walk_tables(topology, src, dst, tables=tables, port_routes=port_routes,
+    return graph_of_walks(walk(topology, src, dst, tables=tables, port_routes=port_routes,
                                       net_ports=net_ports, dateline=dateline)
                           for src in range(topology.nodes) for dst in range(topology.nodes))
 

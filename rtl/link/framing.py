@@ -2,14 +2,14 @@
 
 The link carries only the 64-bit beat data of each virtual channel.  Packet boundaries and beat kinds
 are not sent: they follow from the structure of a network-side packet (:mod:`rtl.common.net`,
-``docs/network.md``): beat 0 the route word (:class:`~rtl.common.net.NetRoute`), beat 1 the network
-header (:class:`~rtl.common.net.NetHeader`), then ``command_words`` command words and
-``min(payload_words, 8)`` payload words, the two counts read from beat 1: :func:`packet_beats`.
+``docs/network.md``): beat 0 the network header (:class:`~rtl.common.net.NetHeader`), then
+``command_words`` command words and ``min(payload_words, 8)`` payload words, the two counts read from
+beat 0.
 :class:`PacketShaper` enforces that structure on the transmit side, :class:`PacketRestorer` regenerates
 ``kind``/``first``/``last`` on the receive side from the same rule.
 
 A ``payload_words`` field above :data:`~rtl.common.net.MAX_PAYLOAD_WORDS` is malformed; the link
-clamps the length to 8 payload words (so no network-side packet is longer than
+clamps the length to 8 payload words (so no packet is longer than
 :data:`~rtl.common.net.MAX_PACKET_BEATS`, which the crossbar relies on) but carries the header word as
 it is, so the destination's network port still sees the bad field and drops the packet.
 
@@ -34,7 +34,7 @@ from rtl.common.net import (
 __all__ = ["PacketShaper", "PacketRestorer", "BeatBuffer", "header_only"]
 
 _IDX = range(MAX_PACKET_BEATS)      # beat index inside a packet
-_ROUTE, _HEADER = 0, 1              # beat indices of the route word and the network header
+_HEADER = 0                         # beat index of the network header
 
 
 def header_only(header):
@@ -43,11 +43,11 @@ def header_only(header):
 
 
 class PacketShaper(wiring.Component):
-    """Turn a network-side :class:`~rtl.common.net.NetBeat` stream into well-formed packet beats.
+    """Turn a :class:`~rtl.common.net.NetBeat` stream into well-formed packet beats.
 
-    A packet is ``2 + command_words + min(payload_words, 8)`` beats, the counts taken from its beat 1
+    A packet is ``1 + command_words + min(payload_words, 8)`` beats, the counts taken from its beat 0
     (the network header).  A packet whose ``last`` comes early is padded with zero beats up to that
-    length (a packet that ends on its route beat gets a zero header: two beats); one whose ``last``
+    length; one whose ``last``
     is missing at that length is cut there and its further beats are dropped up to and including
     the next ``last``; one whose header has ``payload_words`` above 8 is carried with 8 payload
     beats (and cut or padded to that).  Each such packet counts one ``malformed`` pulse.  The input's
@@ -69,14 +69,13 @@ class PacketShaper(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         idx = Signal(_IDX)
-        last_idx = Signal(_IDX)     # index of the packet's last beat, from beat 1
+        last_idx = Signal(_IDX)     # index of the packet's last beat, from beat 0
         clamped = Signal()          # the packet's payload_words was above 8
-        # The length is known from beat 1 (the network header), in beat 1 itself combinationally.
+        # The length is known from beat 0 (the network header), in beat 0 itself combinationally.
         hdr = NetHeader(self.i.payload.data)
-        at_end = Mux(idx == _ROUTE, 0, Mux(idx == _HEADER, header_only(hdr), idx == last_idx))
-        # In PAD the packet's header is the registered one, or a padded zero header (padding from beat
-        # 1 on): that packet ends with it.
-        pad_end = (idx == _HEADER) | (idx == last_idx)
+        at_end = Mux(idx == _HEADER, header_only(hdr), idx == last_idx)
+        # In PAD (from beat 1 on) the packet's header is the registered one.
+        pad_end = idx == last_idx
 
         with m.FSM():
             with m.State("PASS"):
@@ -88,7 +87,7 @@ class PacketShaper(wiring.Component):
                         m.d.sync += [last_idx.eq(last_index(hdr)), clamped.eq(payload_clamped(hdr))]
                     with m.If(at_end):
                         m.d.sync += idx.eq(0)
-                        # a header-only packet cannot have a clamped length: `clamped` is from beat 1
+                        # a header-only packet cannot have a clamped length: `clamped` is from beat 0
                         m.d.comb += self.malformed.eq(~self.i.payload.last | (clamped & (idx != _HEADER)))
                         with m.If(~self.i.payload.last):
                             m.next = "DROP"
@@ -111,7 +110,7 @@ class PacketShaper(wiring.Component):
 
 class PacketRestorer(wiring.Component):
     """Regenerate ``kind``/``first``/``last`` for a stream of well-formed packet beats (the rule of
-    :class:`PacketShaper`: ROUTE, HEADER, COMMAND x ``command_words``, PAYLOAD x
+    :class:`PacketShaper`: HEADER, COMMAND x ``command_words``, PAYLOAD x
     ``min(payload_words, 8)``).
 
     Members
@@ -134,10 +133,8 @@ class PacketRestorer(wiring.Component):
         # The input comes straight from the receive buffer's output register: little logic after it
         # (timing); only the header beat's `last` depends on the beat itself.
         with m.Switch(idx):
-            with m.Case(_ROUTE):
-                m.d.comb += [self.o.payload.kind.eq(NetBeatKind.ROUTE), self.o.payload.first.eq(1)]
             with m.Case(_HEADER):
-                m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER),
+                m.d.comb += [self.o.payload.kind.eq(NetBeatKind.HEADER), self.o.payload.first.eq(1),
                              self.o.payload.last.eq(header_only(hdr))]
             with m.Default():
                 m.d.comb += [

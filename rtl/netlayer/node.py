@@ -1,10 +1,10 @@
 """A node's network layer: crossbar, link ports and network port (dissertation ch. 7.3, fig. 7-1).
 
-The block between the functional units and the cables: the network port (:mod:`rtl.netport`) puts
-routes on the units' packets and takes them off again, the crossbar (:mod:`rtl.xbar`) switches them,
-and one link port (:mod:`rtl.link`) per cable carries them to the neighbour, with retransmission.  Link
-port ``k`` is crossbar port ``k``; the network port is the crossbar's network port 0 (route words eject
-there with character ``EJECT + 0``).  Every link and crossbar port carries the four VCs of
+The block between the functional units and the cables: the network port (:mod:`rtl.netport`) takes
+the units' packets into the network and hands them out again, the crossbar (:mod:`rtl.xbar`) routes
+and switches them, and one link port (:mod:`rtl.link`) per cable carries them to the neighbour, with
+retransmission.  Link port ``k`` is crossbar port ``k``; the network port is the crossbar's network
+port 0 (a route table entry ``EJECT + 0``).  Every link and crossbar port carries the four VCs of
 ``docs/network.md``.
 """
 
@@ -12,7 +12,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature
+from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature, PortRoute, RouteEntry
 from rtl.common.params import check_int
 from rtl.link import COUNTERS, LinkPort
 from rtl.link.params import PhitCtl
@@ -60,15 +60,15 @@ class NetworkLayer(wiring.Component):
     link_ports : int
         Link ports (cables), 1..7.
     entries : int
-        Route table entries (nodes).
+        Route table entries (nodes; a power of two).
     sources, sinks
         The network port's unit streams (:class:`~rtl.netport.NetworkPort`).
     link : dict
         :class:`~rtl.link.LinkPort` parameters (``vcs`` is set to 4).
     depth : int
         The crossbar's VC queue depth.
-    dateline : bool
-        As :class:`~rtl.xbar.Crossbar` (test only).
+    dateline, table_init
+        As :class:`~rtl.xbar.Crossbar` (test and simulation tops).
 
     Members
     -------
@@ -76,8 +76,8 @@ class NetworkLayer(wiring.Component):
         The network port's unit streams.
     phy : Out(PhySignature(phit_bits)).array(link_ports)
     node_id : In(NODE_BITS)
-    table_addr, table_data
-        The route table's read port.
+    port_routes, table_r_addr, table_r_en, table_r_data, table_w_addr, table_w_en, table_w_data, table_w_be
+        The crossbar's dateline rules and route table ports (:class:`~rtl.xbar.Crossbar`).
     replay_timeout : In(16), max_replays : In(4)
         Every link port's retransmission settings.
     link_error : Out(link_ports)
@@ -87,11 +87,12 @@ class NetworkLayer(wiring.Component):
         The crossbar's and the network port's event strobes.
     """
 
-    def __init__(self, *, link_ports, entries, sources, sinks, link=None, depth=16, dateline=True):
+    def __init__(self, *, link_ports, entries, sources, sinks, link=None, depth=16, dateline=True, table_init=()):
         check_int("link_ports", link_ports, 1, 7)
         self.link_params = dict(link or {}, vcs=NUM_NET_VCS)
         self.links = [LinkPort(**self.link_params) for _ in range(link_ports)]
-        self.xbar = Crossbar(link_ports=link_ports, net_ports=1, depth=depth, dateline=dateline)
+        self.xbar = Crossbar(link_ports=link_ports, net_ports=1, nodes=entries, depth=depth, dateline=dateline,
+                             table_init=table_init)
         self.np = NetworkPort(sources=sources, sinks=sinks, entries=entries)
         p = self.links[0].params
         ports = link_ports + 1
@@ -100,7 +101,10 @@ class NetworkLayer(wiring.Component):
             "fu_rx": Out(NetStreamSignature()).array(len(self.np.sinks)),
             "phy": Out(PhySignature(p.phit_bits)).array(link_ports),
             "node_id": In(NODE_BITS),
-            "table_addr": Out(range(entries)), "table_data": In(64),
+            "port_routes": In(PortRoute).array(link_ports),
+            "table_r_addr": In(range(entries)), "table_r_en": In(1), "table_r_data": Out(RouteEntry),
+            "table_w_addr": In(range(entries)), "table_w_en": In(1), "table_w_data": In(RouteEntry),
+            "table_w_be": In(8),
             "replay_timeout": In(16, init=self.links[0].replay_timeout_init),
             "max_replays": In(4, init=self.links[0].max_replays_init),
             "link_error": Out(link_ports),
@@ -134,7 +138,10 @@ class NetworkLayer(wiring.Component):
             wiring.connect(m, wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
         for k in range(len(n.sinks)):
             wiring.connect(m, n.fu_rx[k], wiring.flipped(self.fu_rx[k]))
-        m.d.comb += [n.node_id.eq(self.node_id), self.table_addr.eq(n.table_addr), n.table_data.eq(self.table_data)]
+        m.d.comb += [n.node_id.eq(self.node_id), self.table_r_data.eq(x.table_r_data)]
+        for name in ("r_addr", "r_en", "w_addr", "w_en", "w_data", "w_be"):
+            m.d.comb += getattr(x, f"table_{name}").eq(getattr(self, f"table_{name}"))
+        m.d.comb += [x.port_routes[k].eq(self.port_routes[k]) for k in range(L)]
         for p in range(L + 1):
             m.d.comb += [self.xbar_in_events[p].eq(x.in_events[p]), self.xbar_out_events[p].eq(x.out_events[p])]
         m.d.comb += [self.tx_events[c].eq(n.tx_events[c]) for c in range(2)]

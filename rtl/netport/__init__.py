@@ -5,11 +5,10 @@ from rtl.common.net import NetClass, NetUnit
 
 from .ejector import Ejector, EjectorEvents
 from .injector import Injector, InjectorEvents
-from .lookup import LookupSignature, RouteLookup
 from .netport import NetworkPort
 
 __all__ = ["NetworkPort", "PacketArbiter", "Injector", "InjectorEvents", "Ejector", "EjectorEvents",
-           "RouteLookup", "LookupSignature", "NIC_SOURCES", "NIC_SINKS", "UNITS", "connect_regs"]
+           "NIC_SOURCES", "NIC_SINKS", "UNITS", "connect_regs"]
 
 #: the NIC's unit streams into the network port: VELO requester, RMA requester (requests), RMA
 #: responder (responses)
@@ -26,8 +25,8 @@ def from_config(cfg, **overrides):
 
 
 def connect_regs(m, port, rf):
-    """Wire the network port ``port`` to the generated register file ``rf`` (its ``hw`` ports): node id,
-    the route table ``net.route`` (the port's synchronous read port) and the ``net`` counters.
+    """Wire the network port ``port`` to the generated register file ``rf`` (its ``hw`` ports): node id
+    and the ``net`` counters.
 
     ``net.sent`` and ``net.delivered`` have a field per class.  The drop counters have one field for
     both classes and count one event per cycle: both classes' strobes of one counter in the same cycle
@@ -35,7 +34,7 @@ def connect_regs(m, port, rf):
     """
     net, tx, rx = rf.hw.net, port.tx_events, port.rx_events
     m.d.comb += [
-        port.node_id.eq(net.node.id), net.route.addr.eq(port.table_addr), port.table_data.eq(net.route.data.route),
+        port.node_id.eq(net.node.id),
         net.sent.requests_incr.eq(tx[0].sent), net.sent.responses_incr.eq(tx[1].sent),
         net.delivered.requests_incr.eq(rx[0].delivered), net.delivered.responses_incr.eq(rx[1].delivered),
         net.tx_drops.malformed_incr.eq(tx[0].malformed | tx[1].malformed),

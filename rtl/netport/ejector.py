@@ -1,12 +1,11 @@
 """The network port's receive side for one message class: network packet in, FU packet out.
 
 Dissertation ch. 7.3: the network port hands each incoming packet to the functional unit its header
-names.  The ejector takes a packet from the crossbar, removes its route beat, checks the network
-header and passes the header (now the first beat) and the rest of the packet to the lane of the unit
-the header's ``unit`` names.  A packet for a unit this node does not have (``unknown_unit``), for
-another node (``misrouted``: its ``dst_node`` is not this node), with more than 8 payload words, or
-that does not start with a route beat followed by a header beat (``malformed``) is dropped whole and
-counted.
+names.  The ejector takes a packet from the crossbar, checks the network header and passes the
+packet to the lane of the unit the header's ``unit`` names.  A packet for a unit this node does not
+have (``unknown_unit``), for another node (``misrouted``: its ``dst_node`` is not this node), with
+more than 8 payload words, or that does not start with a header beat (``malformed``) is dropped whole
+and counted.
 """
 
 from amaranth.hdl import Module, Signal
@@ -37,7 +36,7 @@ class Ejector(wiring.Component):
     Members
     -------
     i : In(NetStreamSignature())
-        Network-side packets from the crossbar.
+        Packets from the crossbar.
     lanes : Out(NetStreamSignature()).array(len(units))
         FU-side packets for each unit.
     node_id : In(NODE_BITS)
@@ -72,24 +71,15 @@ class Ejector(wiring.Component):
                         m.d.comb += self.lanes[k].payload.first.eq(1)
 
         with m.FSM():
-            with m.State("ROUTE"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(self.i.valid):
-                    with m.If(~beat.first | (beat.kind != NetBeatKind.ROUTE) | beat.last):
-                        m.d.comb += self.events.malformed.eq(1)
-                        with m.If(~beat.last):
-                            m.next = "DROP"
-                    with m.Else():
-                        m.next = "HEADER"
             with m.State("HEADER"):
-                bad = (beat.kind != NetBeatKind.HEADER) | beat.first | (head.payload_words > MAX_PAYLOAD_WORDS)
+                bad = (beat.kind != NetBeatKind.HEADER) | ~beat.first | (head.payload_words > MAX_PAYLOAD_WORDS)
                 stray = head.dst_node != self.node_id
                 with m.If(self.i.valid & (bad | stray | ~known)):
                     m.d.comb += [self.i.ready.eq(1), self.events.malformed.eq(bad),
                                  self.events.misrouted.eq(~bad & stray),
                                  self.events.unknown_unit.eq(~bad & ~stray & ~known)]
                     with m.If(beat.last):
-                        m.next = "ROUTE"
+                        m.next = "HEADER"
                     with m.Else():
                         m.next = "DROP"
                 with m.Else():
@@ -98,15 +88,15 @@ class Ejector(wiring.Component):
                         m.d.comb += self.events.delivered.eq(1)
                         m.d.sync += cur.eq(lane)
                         with m.If(beat.last):
-                            m.next = "ROUTE"
+                            m.next = "HEADER"
                         with m.Else():
                             m.next = "BODY"
             with m.State("BODY"):
                 forward(first=False)
                 with m.If(self.i.valid & self.i.ready & beat.last):
-                    m.next = "ROUTE"
+                    m.next = "HEADER"
             with m.State("DROP"):
                 m.d.comb += self.i.ready.eq(1)
                 with m.If(self.i.valid & beat.last):
-                    m.next = "ROUTE"
+                    m.next = "HEADER"
         return m

@@ -1,16 +1,15 @@
 """The network port's transmit side for one message class: FU packet in, network packet out.
 
-Dissertation ch. 7.3 (the network port converts packets to the network layer's format) and 7.4 (the
-route look-up).  A packet from a functional unit starts with its network header; the injector checks
-it, looks up the route for ``dst_node``, and sends the route beat, the header (with ``src_node`` set to
-this node) and the unit's command and payload beats, framed by the header's lengths.
+Dissertation ch. 7.3 (the network port converts packets to the network layer's format).  A packet
+from a functional unit starts with its network header; the injector checks it and sends the header
+(with ``src_node`` set to this node and ``hops`` to 0) and the unit's command and payload beats, framed
+by the header's lengths.  The crossbars route it by ``dst_node`` (``docs/network.md``).
 
 Bad input has a defined outcome, counted by ``events``: a packet that does not start with a header
-beat, whose ``payload_words`` exceeds 8 or whose ``dst_node`` is beyond the route table is dropped
-whole (``malformed`` / ``no_route``), as is one whose route table entry is zero (never programmed:
-``no_route``); a packet whose ``last`` comes early is padded with zero beats to the header's length,
-one whose ``last`` is missing there is cut and the rest dropped (both ``malformed``, the packet is
-still sent).
+beat or whose ``payload_words`` exceeds 8 is dropped whole (``malformed``), as is one whose
+``dst_node`` is beyond the route tables (``no_route``); a packet whose ``last`` comes early is padded
+with zero beats to the header's length, one whose ``last`` is missing there is cut and the rest
+dropped (both ``malformed``, the packet is still sent).
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -25,16 +24,14 @@ from rtl.common.net import (
     NetStreamSignature,
 )
 
-from .lookup import LookupSignature
-
 __all__ = ["Injector", "InjectorEvents"]
 
 
 class InjectorEvents(data.Struct):
     """One-cycle strobes of an injector."""
-    sent: 1         # a packet's route beat left
+    sent: 1         # a packet's header left
     malformed: 1    # a packet was dropped or reshaped (see the module docstring)
-    no_route: 1     # a packet was dropped: no route to its destination
+    no_route: 1     # a packet was dropped: its destination is beyond the route tables
 
 
 class Injector(wiring.Component):
@@ -50,8 +47,7 @@ class Injector(wiring.Component):
     i : In(NetStreamSignature())
         FU-side packets (header first).
     o : Out(NetStreamSignature())
-        Network-side packets (route beat first), to the crossbar.
-    lookup : Out(LookupSignature())
+        The packets with ``src_node`` and ``hops`` set, to the crossbar.
     node_id : In(NODE_BITS)
         This node.
     events : Out(InjectorEvents)
@@ -60,7 +56,7 @@ class Injector(wiring.Component):
     def __init__(self, *, entries):
         self._entries = entries
         super().__init__({"i": In(NetStreamSignature()), "o": Out(NetStreamSignature()),
-                          "lookup": Out(LookupSignature()), "node_id": In(NODE_BITS),
+                          "node_id": In(NODE_BITS),
                           "events": Out(InjectorEvents)})
 
     def elaborate(self, platform):
@@ -68,7 +64,6 @@ class Injector(wiring.Component):
         beat = self.i.payload
         head = NetHeader(beat.data)
         hdr = Signal(NetHeader)
-        route = Signal(64)
         left = Signal(range(16))            # body beats still to send (commands, then payload)
         cmds = Signal(range(4))             # of them command beats
         ended = Signal()                    # the unit's packet has ended (its last beat came early)
@@ -78,50 +73,20 @@ class Injector(wiring.Component):
                 m.d.comb += self.i.ready.eq(1)
                 bad = ~beat.first | (beat.kind != NetBeatKind.HEADER) | (head.payload_words > MAX_PAYLOAD_WORDS)
                 far = head.dst_node >= self._entries
-                # the look-up starts with the header, when the read port is free
-                m.d.comb += [self.lookup.req.eq(self.i.valid & ~bad & ~far), self.lookup.node.eq(head.dst_node)]
                 with m.If(self.i.valid):
-                    m.d.sync += [hdr.eq(head), hdr.src_node.eq(self.node_id), ended.eq(beat.last),
+                    m.d.sync += [hdr.eq(head), hdr.src_node.eq(self.node_id), hdr.hops.eq(0), ended.eq(beat.last),
                                  left.eq(head.command_words + head.payload_words), cmds.eq(head.command_words)]
                     with m.If(bad | far):
                         m.d.comb += [self.events.malformed.eq(bad), self.events.no_route.eq(~bad & far)]
                         with m.If(~beat.last):
                             m.next = "DROP"
-                    with m.Elif(self.lookup.grant):
-                        m.next = "WAIT"
                     with m.Else():
-                        m.next = "LOOKUP"
-            with m.State("LOOKUP"):
-                m.d.comb += [self.lookup.req.eq(1), self.lookup.node.eq(hdr.dst_node)]
-                with m.If(self.lookup.grant):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                # the route word arrives: offered at once, kept if the crossbar does not take it now
-                m.d.sync += route.eq(self.lookup.route)
-                with m.If(self.lookup.route == 0):
-                    m.d.comb += self.events.no_route.eq(1)
-                    with m.If(ended):
-                        m.next = "HEADER"
-                    with m.Else():
-                        m.next = "DROP"
-                with m.Else():
-                    m.d.comb += [self.o.valid.eq(1), self.o.payload.data.eq(self.lookup.route),
-                                 self.o.payload.kind.eq(NetBeatKind.ROUTE), self.o.payload.first.eq(1)]
-                    with m.If(self.o.ready):
-                        m.d.comb += self.events.sent.eq(1)
                         m.next = "HDR_OUT"
-                    with m.Else():
-                        m.next = "ROUTE"
-            with m.State("ROUTE"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.data.eq(route),
-                             self.o.payload.kind.eq(NetBeatKind.ROUTE), self.o.payload.first.eq(1)]
-                with m.If(self.o.ready):
-                    m.d.comb += self.events.sent.eq(1)
-                    m.next = "HDR_OUT"
             with m.State("HDR_OUT"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.data.eq(hdr),
+                m.d.comb += [self.o.valid.eq(1), self.o.payload.data.eq(hdr), self.o.payload.first.eq(1),
                              self.o.payload.kind.eq(NetBeatKind.HEADER), self.o.payload.last.eq(left == 0)]
                 with m.If(self.o.ready):
+                    m.d.comb += self.events.sent.eq(1)
                     with m.If(left == 0):
                         with m.If(ended):
                             m.next = "HEADER"

@@ -2,15 +2,14 @@
 
 Transmit: the units' streams are merged per message class (requests, responses) round-robin by whole
 packets (:class:`~rtl.common.arbiter.PacketArbiter`), and each class's :class:`~rtl.netport.injector.
-Injector` looks up the route for the packet's destination node in the route table (one read port,
-shared round-robin by the two classes: :class:`~rtl.netport.lookup.RouteLookup`) and sends the packet,
-route beat first, on the class's VC of the crossbar port (``2 * class``: dateline VC 0).  Receive: each
-class's :class:`~rtl.netport.ejector.Ejector` removes the route beat and passes the packet to the unit
-its header names; a unit that receives both classes gets them merged by whole packets.  The two
-classes never wait for each other: a request class blocked in the network does not hold a response.
+Injector` sets the header's ``src_node`` and ``hops`` and sends the packet on the class's VC of the
+crossbar port (``2 * class``: dateline VC 0).  Receive: each class's
+:class:`~rtl.netport.ejector.Ejector` checks the header and passes the packet to the unit it names; a
+unit that receives both classes gets them merged by whole packets.  The two classes never wait for
+each other: a request class blocked in the network does not hold a response.
 
-Why the route table is here and not in each unit: VELO and RMA then share one table (one register
-array, one look-up path), the units address nodes rather than routes, and a route change is one write.
+The units address nodes, not routes: every crossbar routes by ``dst_node`` in its own route table
+(``docs/network.md``).
 
 Deviations from the dissertation: the seed's network port also serializes 64-bit words into 16-bit
 phits; here the crossbar switches 64-bit beats and the link ports serialize.
@@ -26,7 +25,6 @@ from rtl.common.params import check_distinct, check_int
 
 from .ejector import Ejector, EjectorEvents
 from .injector import Injector, InjectorEvents
-from .lookup import RouteLookup
 
 __all__ = ["NetworkPort"]
 
@@ -43,24 +41,21 @@ class NetworkPort(wiring.Component):
     sinks : tuple of NetUnit
         The unit of each stream out of the port (``fu_rx[k]``), distinct.
     entries : int
-        Route table entries (destination nodes), 1..2**18.
+        Destination nodes, 1..2**15: a packet for a node at or above is dropped (``no_route``).
 
     Members
     -------
     fu_tx : In(NetStreamSignature()).array(len(sources))
-        FU-side packets from the units (header first).
+        Packets from the units.
     fu_rx : Out(NetStreamSignature()).array(len(sinks))
-        FU-side packets to the units.
+        Packets to the units.
     xbar_o : Out(NetStreamSignature()).array(4)
-        Network-side packets into the crossbar port, per VC (only VCs 0 and 2 are used).
+        Packets into the crossbar port, per VC (only VCs 0 and 2 are used).
     xbar_i : In(NetStreamSignature()).array(4)
-        Network-side packets out of the crossbar port, per VC (only 0 and 2 carry packets; the others
-        are always ready).
+        Packets out of the crossbar port, per VC (only 0 and 2 carry packets; the others are always
+        ready).
     node_id : In(NODE_BITS)
         This node's id: the ``src_node`` of packets sent, the ``dst_node`` of packets accepted.
-    table_addr : Out(range(entries))
-    table_data : In(64)
-        The route table's synchronous read port (the register file's ``net.route``).
     tx_events : Out(InjectorEvents).array(2)
         Per class.
     rx_events : Out(EjectorEvents).array(2)
@@ -80,22 +75,18 @@ class NetworkPort(wiring.Component):
             "xbar_o": Out(NetStreamSignature()).array(NUM_NET_VCS),
             "xbar_i": In(NetStreamSignature()).array(NUM_NET_VCS),
             "node_id": In(NODE_BITS),
-            "table_addr": Out(range(entries)), "table_data": In(64),
             "tx_events": Out(InjectorEvents).array(2),
             "rx_events": Out(EjectorEvents).array(2),
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.lookup = lookup = RouteLookup(count=2, entries=self.entries)
-        m.d.comb += [self.table_addr.eq(lookup.addr), lookup.data.eq(self.table_data)]
         merges = [[] for _ in self.sinks]               # per sink: the ejector lanes feeding it
         for c, cls in enumerate(_CLASSES):
             feeds = [k for k, s in enumerate(self.sources) if s == cls]
             vc = net_vc(cls, 0)
             m.submodules[f"inject{c}"] = inj = Injector(entries=self.entries)
             m.submodules[f"eject{c}"] = ej = Ejector(units=self.sinks)
-            wiring.connect(m, inj.lookup, lookup.users[c])
             m.d.comb += [inj.node_id.eq(self.node_id), ej.node_id.eq(self.node_id),
                          self.tx_events[c].eq(inj.events), self.rx_events[c].eq(ej.events)]
             if feeds:

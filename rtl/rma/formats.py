@@ -105,6 +105,7 @@ class RmaDescriptor(data.Struct):
     op: 64              # RmaPutGetOperands, the immediate/notification payload, or RmaLockOperands
     remote_qw: QW_BITS  # put: destination, get: source, immediate put: destination; lock: lock number
     dst_node: NODE_BITS
+    _rsv: 3
     dst_vpid: RMA_VPID_BITS
 
 
@@ -144,7 +145,7 @@ class RmaNotification(data.Struct):
     size_m1: 6
     peer_vpid: RMA_VPID_BITS
     peer_node: NODE_BITS
-    _rsv: 26
+    _rsv: 29
     value: 64           # put/get/immediate: this side's start byte address; notification put: the
                         # payload; lock: RmaLockResult
 

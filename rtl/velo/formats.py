@@ -70,7 +70,7 @@ class VeloStatus(data.Struct):
     mtt: 2
     split: 1            # the sender's store arrived split: this packet held only part of the message
     second: 1           # second slot of an unsplit 64-byte message (fig. 7-5)
-    _rsv: 26
+    _rsv: 29
 
 
 assert VeloNetFields.as_shape().size == 19

@@ -1,9 +1,10 @@
-"""The network crossbar: link ports and network ports, four VCs, cut-through, source-path routing.
+"""The network crossbar: link ports and network ports, four VCs, cut-through, table routing.
 
 Dissertation ch. 7.3 ("the EXTOLL crossbar finally implements the switching and routing resources of
-the EXTOLL network"; cut-through switching, run-length-encoded source-path routing with two VCs for
-the torus dateline).  Every port has one stream per VC in each direction; an input port
-(:class:`~rtl.xbar.input.XbarInput`) routes the head packet of each VC, chooses one that can go and
+the EXTOLL network"; cut-through switching, two VCs for the torus dateline) and 7.4 (the routing
+look-up table).  Every port has one stream per VC in each direction; an input port
+(:class:`~rtl.xbar.input.XbarInput`) routes the head packet of each VC with the route table
+(:class:`~rtl.xbar.table.RouteTable`) and its dateline rule, chooses one that can go and
 requests its output; an output port (:class:`~rtl.xbar.output.XbarOutput`) grants the requesting input
 it served least recently, takes one packet at a time into the queue of its VC, with room for the whole
 packet reserved at the grant.
@@ -11,18 +12,20 @@ packet reserved at the grant.
 
 Deviations from the dissertation: the crossbar switches 64-bit beats, not 16-bit phits (the link
 ports convert); there are four VCs (two message classes, each with the two dateline VCs) instead of
-two, so protocol deadlock is excluded in the network too; a packet's route is its own first beat.
+two, so protocol deadlock is excluded in the network too; every crossbar looks the route up in its
+own table (the prototype's source path, a route word in the packet, would cost a beat per packet).
 """
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import MAX_PACKET_BEATS, NUM_NET_VCS, NetStreamSignature
-from rtl.common.params import check_choice, check_int
+from rtl.common.net import MAX_PACKET_BEATS, NUM_NET_VCS, NetStreamSignature, PortRoute, RouteEntry
+from rtl.common.params import check_choice, check_int, check_pow2
 
 from .input import InputEvents, XbarInput
 from .output import OutputEvents, XbarOutput
+from .table import RouteTable
 
 __all__ = ["Crossbar", "XbarPortSignature"]
 
@@ -61,12 +64,16 @@ class Crossbar(wiring.Component):
     link_ports : int
         Link ports, 1..7: crossbar ports ``0 .. link_ports - 1``.
     net_ports : int
-        Network ports, 1..4: crossbar ports ``link_ports ..``; a route's ejecting character names them
-        ``0 ..``.
+        Network ports, 1..4: crossbar ports ``link_ports ..``; a route table entry names them
+        ``EJECT ..``.
+    nodes : int
+        Route table entries (power of two: the configuration's ``[system] nodes``).
+    table_init : sequence of int
+        The route table's initial packed entries (simulation tops; default empty).
     vcs : int
         VCs per port: 4 (requests and responses, each on two dateline VCs) or 2 (one class).
     depth : int
-        Beats per (output port, VC) queue, 13..64 (a grant reserves 13: the largest packet).
+        Beats per (output port, VC) queue, 12..64 (a grant reserves 12: the largest packet).
     dateline : bool
         ``False`` keeps every packet on dateline VC 0 (test only: shows the deadlock of a ring).
 
@@ -79,6 +86,11 @@ class Crossbar(wiring.Component):
         Per input port, one-cycle strobes: a packet granted an output, a packet dropped (by cause).
     out_events : Out(OutputEvents).array(ports)
         Per output port: a packet's first beat left.
+    port_routes : In(PortRoute).array(link_ports)
+        The link ports' dateline rules (registers).
+    table_r_addr, table_r_en : In ; table_r_data : Out(RouteEntry)
+    table_w_addr, table_w_en, table_w_data, table_w_be : In
+        The route table's register-file ports (:class:`~rtl.xbar.table.RouteTable`'s ``sw_*``).
 
     Raises
     ------
@@ -86,8 +98,10 @@ class Crossbar(wiring.Component):
         A parameter is not an integer or out of range.
     """
 
-    def __init__(self, *, link_ports, net_ports, vcs=NUM_NET_VCS, depth=16, dateline=True):
+    def __init__(self, *, link_ports, net_ports, nodes=64, vcs=NUM_NET_VCS, depth=16, dateline=True, table_init=()):
         check_int("link_ports", link_ports, 1, 7)
+        self.nodes = check_pow2("nodes", nodes, 1, 1 << 15)
+        self.table_init = tuple(table_init)
         check_int("net_ports", net_ports, 1, 4)
         check_choice("vcs", vcs, (2, 4))
         check_int("depth", depth, MAX_PACKET_BEATS, 64)
@@ -98,15 +112,29 @@ class Crossbar(wiring.Component):
             "ports": Out(XbarPortSignature(vcs)).array(ports),
             "in_events": Out(InputEvents).array(ports),
             "out_events": Out(OutputEvents).array(ports),
+            "port_routes": In(PortRoute).array(link_ports),
+            "table_r_addr": In(range(nodes)), "table_r_en": In(1), "table_r_data": Out(RouteEntry),
+            "table_w_addr": In(range(nodes)), "table_w_en": In(1), "table_w_data": In(RouteEntry),
+            "table_w_be": In(8),
         })
 
     def elaborate(self, platform):
         m = Module()
         P = self.link_ports + self.net_ports
         ins, outs = [], []
+        m.submodules.table = table = RouteTable(nodes=self.nodes, reads=P * self.vcs, init=self.table_init)
+        for name in ("r_addr", "r_en", "w_addr", "w_en", "w_data", "w_be"):
+            m.d.comb += getattr(table, f"sw_{name}").eq(getattr(self, f"table_{name}"))
+        m.d.comb += self.table_r_data.eq(table.sw_r_data)
         for p in range(P):
             m.submodules[f"in{p}"] = x = XbarInput(link_ports=self.link_ports, net_ports=self.net_ports,
+                                                   from_link=p < self.link_ports, nodes=self.nodes,
                                                    vcs=self.vcs, dateline=self.dateline)
+            for v in range(self.vcs):
+                k = p * self.vcs + v
+                m.d.comb += [table.addr[k].eq(x.lookup[v]), x.entries[v].eq(table.data[k])]
+            if p < self.link_ports:
+                m.d.comb += x.port_route.eq(self.port_routes[p])
             m.submodules[f"out{p}"] = y = XbarOutput(index=p, ports=P, vcs=self.vcs, depth=self.depth)
             ins.append(x)
             outs.append(y)

@@ -1,18 +1,18 @@
 """A crossbar input port: per-VC routing decision, VC choice, request, and the beats of one packet.
 
-Dissertation ch. 7.3 (the EXTOLL crossbar switches cut-through with source-path routing); the rules
-are in ``docs/network.md``.  The port has one stream per VC (from a link port's receive buffers or a
-network port).  The head of every stream that is not being read is the route beat of its next packet;
-a :class:`~rtl.xbar.route.RouteStep` per VC decodes it.  Among the VCs whose output (port and VC) is
-available now (``avail``, the outputs' registers; the output of the packet being read counts as
-available, it becomes so near that packet's end) one is chosen round-robin, and the choice is
-registered (the *decision*): a drop starts from the register, anything else is requested from its
-output, from the register.  The decision is kept while its output is available (it may have been
-granted: the grant comes back from the output's register one cycle later) and made afresh in every
-other cycle, so a VC whose output is unavailable never holds the port: no head-of-line blocking
-between VCs.  Once granted, the port feeds that packet to the output, the route beat replaced by the
-updated route word (rebuilt from the consumed flag and the new hop counts of the decision, not kept
-per VC), until its last beat; a packet is read whole before the next (the port reads one stream at a
+Dissertation ch. 7.3 (the EXTOLL crossbar switches cut-through with table routing); the rules are in
+``docs/network.md``. The port has one stream per VC (from a link port's receive buffers or a network
+port). The head of every stream that is not being read is the header beat of its next packet; a
+:class:`~rtl.xbar.route.RouteStep` per VC routes it, with the crossbar's route table entry for its
+``dst_node`` (one combinational read port per VC) and the port's dateline rule. Among the VCs whose
+output (port and VC) is available now (``avail``, the outputs' registers; the output of the packet
+being read counts as available, it becomes so near that packet's end) one is chosen round-robin, and
+the choice is registered (the *decision*): a drop starts from the register, anything else is requested
+from its output, from the register. The decision is kept while its output is available (it may have
+been granted: the grant comes back from the output's register one cycle later) and made afresh in every
+other cycle, so a VC whose output is unavailable never holds the port: no head-of-line blocking between
+VCs. Once granted, the port feeds that packet to the output, its header's hop count replaced by the
+decision's, until its last beat; a packet is read whole before the next (the port reads one stream at a
 time).
 
 Look-ahead: the next decision is made while a packet is read (among the other VCs) and requested in
@@ -20,7 +20,7 @@ the cycle in which the packet's last beat moves (known from the header's lengths
 lets the next packet move in the following cycle, without a gap.  A grant that comes while the packet
 is still read (its source stalled) is kept (``pend``) and the next packet starts in the cycle after
 the last beat; the granting output waits for it.  The next packet of the same VC is decided once its
-route beat is at the head: one cycle between two packets of one VC.
+header is at the head: one cycle between two packets of one VC.
 """
 
 from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
@@ -30,14 +30,13 @@ from amaranth.lib.wiring import In, Out
 from rtl.common.net import (
     MAX_PACKET_BEATS,
     NUM_NET_VCS,
-    ROUTE_CHARS,
     NetBeat,
     NetBeatKind,
     NetClass,
     NetHeader,
-    NetRoute,
     NetStreamSignature,
-    RouteChar,
+    PortRoute,
+    RouteEntry,
     RouteError,
     last_index,
 )
@@ -51,9 +50,10 @@ __all__ = ["XbarInput", "XbarRequestSignature", "InputEvents"]
 class InputEvents(data.Struct):
     """One-cycle strobes of an input port."""
     packet: 1       # a packet was granted an output
-    missing: 1      # a packet was dropped: its route names a port this crossbar does not have
-    exhausted: 1    # a packet was dropped: its route ends before a network port
-    malformed: 1    # a packet was dropped: it does not start with a route beat
+    missing: 1      # a packet was dropped: its table entry names a port this crossbar does not have
+    malformed: 1    # a packet was dropped: it does not start with a header beat
+    no_route: 1     # a packet was dropped: its destination is beyond the table, or the entry is not valid
+    loop: 1         # a packet was dropped: it had taken MAX_HOPS link hops
 
 
 class XbarRequestSignature(wiring.Signature):
@@ -86,6 +86,10 @@ class XbarInput(wiring.Component):
     Parameters
     ----------
     link_ports, net_ports : int
+    from_link : bool
+        The port is a link port (its dateline rule applies).
+    nodes : int
+        Route table entries (a power of two).
     vcs : int
         VCs per port: 2 (one message class) or 4 (two).
     dateline : bool
@@ -95,6 +99,10 @@ class XbarInput(wiring.Component):
     -------
     i : In(NetStreamSignature()).array(vcs)
         The port's packets, one stream per VC.
+    lookup : Out(range(nodes)).array(vcs) ; entries : In(RouteEntry).array(vcs)
+        Per VC the route table's read address (the head's ``dst_node``) and entry (combinational).
+    port_route : In(PortRoute)
+        The port's dateline rule (a register of the crossbar).
     avail : In(ArrayLayout(4, ports))
         ``avail[o][u]``: output ``o`` grants requests for its VC ``u`` (registers).
     req : Out(XbarRequestSignature(ports))
@@ -112,11 +120,14 @@ class XbarInput(wiring.Component):
     events : Out(InputEvents)
     """
 
-    def __init__(self, *, link_ports, net_ports, vcs=NUM_NET_VCS, dateline=True):
+    def __init__(self, *, link_ports, net_ports, from_link, nodes, vcs=NUM_NET_VCS, dateline=True):
         self._links, self._nets, self._vcs, self._dateline = link_ports, net_ports, vcs, dateline
+        self._from_link, self._nodes = from_link, nodes
         ports = link_ports + net_ports
         super().__init__({
             "i": In(NetStreamSignature()).array(vcs),
+            "lookup": Out(range(nodes)).array(vcs), "entries": In(RouteEntry).array(vcs),
+            "port_route": In(PortRoute),
             "avail": In(data.ArrayLayout(NUM_NET_VCS, ports)),
             "req": Out(XbarRequestSignature(ports)),
             "grant": In(1),
@@ -132,9 +143,8 @@ class XbarInput(wiring.Component):
         busy = Signal()                     # a granted packet (from the cycle after its grant) or a drop
         dropping = Signal()
         cur_vc = Signal(range(V))
-        first = Signal()                    # the next beat of the packet is its route beat
-        consume = Signal()                  # the route word's current character is consumed here
-        char = Signal(RouteChar)            # else it leaves with this character's hop counts
+        first = Signal()                    # the next beat of the packet is its header
+        hops = Signal(6)                    # the hop count it leaves with
         vc_mask = Signal(V, init=(1 << V) - 1)
         dec = Signal(_Decision(V, len(self.dest_port)), name="decision")
 
@@ -161,10 +171,10 @@ class XbarInput(wiring.Component):
         near = Signal(init=1)
         hdr = NetHeader(cur_beat.data)
         after = Signal(range(MAX_PACKET_BEATS))     # the beats after the header
-        m.d.comb += after.eq(last_index(hdr) - 1)
+        m.d.comb += after.eq(last_index(hdr))
         with m.If(done):
             m.d.sync += [sized.eq(0), near.eq(~queued)]
-        with m.Elif(moves & ~first & ~sized):
+        with m.Elif(moves & first):
             m.d.sync += [sized.eq(1), left.eq(after), near.eq(after <= 1)]
         with m.Elif(moves & sized):
             m.d.sync += [left.eq(left - 1), near.eq(left <= 2)]
@@ -191,25 +201,20 @@ class XbarInput(wiring.Component):
         with m.If(done & (queued | dec.req)):
             m.d.sync += [cur_vc.eq(dec.vc), self.dest_port.eq(dec.port), self.dest_onehot.eq(1 << dec.port),
                          self.dest_vc.eq(dec.ovc),
-                         consume.eq(dec.consume), char.eq(dec.char), first.eq(1), dropping.eq(dec.drop)]
+                         hops.eq(dec.hops), first.eq(1), dropping.eq(dec.drop)]
         with m.Elif(moves):
             m.d.sync += first.eq(0)
         m.d.sync += [busy.eq(Mux(done, queued, 1)), pend.eq(~done & (pend | (self.grant & busy)))]
         with m.If((self.grant & ~busy) | (done & queued)):    # a packet starts: dec still holds it
             m.d.sync += vc_mask.eq(past_mask(Cat(dec.vc == v for v in range(V))))
 
-        # The packet's beats: the route beat replaced by the route word it leaves with.
+        # The packet's beats: the header with the hop count it leaves with.
         m.d.comb += [
             self.beat.valid.eq(active & ~dropping & cur_valid),
             self.beat.payload.eq(cur_beat),
         ]
-        route, new = NetRoute(cur_beat.data), Signal(NetRoute)
-        with m.If(consume):
-            m.d.comb += [new.chars[k].eq(route.chars[k + 1]) for k in range(ROUTE_CHARS - 1)]
-        with m.Else():
-            m.d.comb += [new.eq(route), new.chars[0].hops0.eq(char.hops0), new.chars[0].hops1.eq(char.hops1)]
         with m.If(first):
-            m.d.comb += self.beat.payload.data.eq(new)
+            m.d.comb += NetHeader(self.beat.payload.data).hops.eq(hops)
         for v in range(V):
             m.d.comb += self.i[v].ready.eq(active & (cur_vc == v) & (dropping | self.beat.ready))
 
@@ -218,8 +223,9 @@ class XbarInput(wiring.Component):
         m.d.comb += [
             self.events.packet.eq(self.grant),
             self.events.missing.eq(dropped & (dec.err == RouteError.MISSING_PORT)),
-            self.events.exhausted.eq(dropped & (dec.err == RouteError.EXHAUSTED)),
             self.events.malformed.eq(dropped & (dec.err == RouteError.MALFORMED)),
+            self.events.no_route.eq(dropped & (dec.err == RouteError.NO_ROUTE)),
+            self.events.loop.eq(dropped & (dec.err == RouteError.LOOP)),
         ]
         if platform == "formal":
             self._properties(m, busy, pend, near, active, dropping, first, cur_vc, dec)
@@ -233,15 +239,14 @@ class XbarInput(wiring.Component):
         V = self._vcs
         rows, eligible = [], []
         for v in range(V):
-            m.submodules[f"route{v}"] = step = RouteStep(link_ports=self._links, net_ports=self._nets,
-                                                         dateline=self._dateline)
             head = self.i[v].payload
-            m.d.comb += [step.route.eq(head.data), step.cls.eq(NetClass.RESPONSE if v >= 2 else NetClass.REQUEST)]
+            m.d.comb += self.lookup[v].eq(NetHeader(head.data).dst_node)
+            step = self._step(m, f"route{v}", head, self.entries[v], v)
             row = Signal(_Decision(V, len(self.dest_port)), name=f"vc{v}_decision")
-            bad = Mux(head.first & (head.kind == NetBeatKind.ROUTE), step.error, RouteError.MALFORMED)
+            bad = Mux(head.first & (head.kind == NetBeatKind.HEADER), step.error, RouteError.MALFORMED)
             m.d.comb += [row.req.eq(bad == RouteError.NONE), row.drop.eq(bad != RouteError.NONE),
                          row.err.eq(bad), row.vc.eq(v), row.port.eq(step.port), row.ovc.eq(step.vc),
-                         row.consume.eq(step.consume), row.char.eq(step.next.chars[0])]
+                         row.hops.eq(step.next_hops)]
             # A hint only (the output checks availability itself): the head's output is unavailable.
             blocked = Signal(name=f"vc{v}_blocked")
             m.d.comb += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1)
@@ -255,11 +260,27 @@ class XbarInput(wiring.Component):
                                                  name="vc_rr"))
         return choice
 
+    def _step(self, m, name, head, entry, vc):
+        """A :class:`RouteStep` of the packet whose header is the beat ``head`` on VC ``vc``, with its
+        route table entry ``entry``."""
+        m.submodules[name] = step = RouteStep(link_ports=self._links, net_ports=self._nets,
+                                              from_link=self._from_link, dateline=self._dateline)
+        hdr = NetHeader(head.data)
+        bits = (self._nodes - 1).bit_length()
+        m.d.comb += [step.entry.eq(entry), step.in_table.eq((hdr.dst_node >> bits) == 0), step.hops.eq(hdr.hops),
+                     step.port_route.eq(self.port_route), step.in_dateline.eq(vc % 2 if isinstance(vc, int) else vc[0])]
+        if isinstance(vc, int):
+            m.d.comb += step.cls.eq(NetClass.RESPONSE if vc >= 2 else NetClass.REQUEST)
+        else:
+            m.d.comb += step.cls.as_value().eq(vc[1] if self._vcs == NUM_NET_VCS else 0)
+        return step
+
     def _properties(self, m, busy, pend, near, active, dropping, first, cur_vc, dec):
         """The input's contract: a grant comes only for the registered request, whose fields the port
-        then reads with; only a granted packet's beats are offered; its first beat is its route beat,
-        which leaves as the route step of the route beat still at the stream's head, for the output
-        port and VC that step names; a packet keeps its message class."""
+        then reads with; only a granted packet's beats are offered; its first beat is its header, which
+        leaves with the hop count of the route step of the header still at the stream's head, for the
+        output port and VC that step names (the table entries must not change meanwhile: software
+        writes a table while no packet uses the entry); a packet keeps its message class."""
         with m.If(self.grant):
             m.d.comb += Assert(dec.req & ~pend)
             with m.If(~busy):
@@ -274,11 +295,11 @@ class XbarInput(wiring.Component):
             m.d.comb += Assert(active & ~dropping)
         with m.If(self.beat.valid & first):
             head = Array(s.payload for s in self.i)[cur_vc]
-            m.submodules.f_step = step = RouteStep(link_ports=self._links, net_ports=self._nets,
-                                                   dateline=self._dateline)
-            m.d.comb += [step.route.eq(head.data), step.cls.as_value().eq(cur_vc[1] if self._vcs == NUM_NET_VCS else 0)]
-            m.d.comb += [Assert(self.beat.payload.first), Assert(head.kind == NetBeatKind.ROUTE),
-                         Assert(self.beat.payload.data == step.next.as_value()),
+            step = self._step(m, "f_step", head, Array(self.entries)[cur_vc], cur_vc)
+            out = NetHeader(self.beat.payload.data)
+            m.d.comb += [Assert(self.beat.payload.first), Assert(head.kind == NetBeatKind.HEADER),
+                         Assert(out.hops == step.next_hops),
+                         Assert(self.beat.payload.data == Cat(head.data[:_HOPS[0]], out.hops, head.data[sum(_HOPS):])),
                          Assert(self.dest_port == step.port), Assert(self.dest_vc == step.vc)]
         if self._vcs == NUM_NET_VCS:
             with m.If(active & ~dropping):
@@ -287,7 +308,11 @@ class XbarInput(wiring.Component):
 
 def _Decision(vcs, port_width):
     """The layout of an input port's decision: request (``req``) or drop (``drop``, with the cause
-    ``err``) the head packet of VC ``vc``, for output ``port``, VC ``ovc``; ``consume`` and ``char``
-    (its hop counts) rebuild its route word as it leaves."""
+    ``err``) the head packet of VC ``vc``, for output ``port``, VC ``ovc``, leaving with hop count
+    ``hops``."""
     return data.StructLayout({"req": 1, "drop": 1, "err": RouteError, "vc": range(vcs), "port": port_width,
-                              "ovc": 2, "consume": 1, "char": RouteChar})
+                              "ovc": 2, "hops": 6})
+
+
+#: (offset, width) of NetHeader.hops
+_HOPS = (NetHeader.as_shape()["hops"].offset, NetHeader.as_shape()["hops"].width)

@@ -98,7 +98,7 @@ class XbarOutput(wiring.Component):
         # at most that long, and its packet follows the current one without a gap), and the VC's queue
         # has room for a whole packet; registered, and cleared in the cycle after a grant.
         near, grant_any = Signal(), Signal()
-        m.d.comb += near.eq(~cur_act | ((written >= 2) & (length - written <= self.AHEAD)))
+        m.d.comb += near.eq(~cur_act | ((written >= 1) & (length - written <= self.AHEAD)))
         room = Cat(free[u] >= MAX_PACKET_BEATS for u in range(V))
         m.d.sync += self.avail.eq(Mux(grant_any | nxt_act | ~near, 0, room))
         wants = Cat(r.valid & (r.port == self._index) & self.avail.bit_select(r.vc, 1) for r in self.reqs)
@@ -122,7 +122,7 @@ class XbarOutput(wiring.Component):
             m.d.comb += self.beats[i].ready.eq(cur_src[i])
         with m.If(store):
             m.d.sync += written.eq(written + 1)
-            with m.If(written == 1):
+            with m.If(written == 0):
                 hdr = NetHeader(src.data)
                 m.d.sync += length.eq(last_index(hdr) + 1)
         # A grant finds nxt empty (avail was cleared when nxt was booked).

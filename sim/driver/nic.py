@@ -3,9 +3,10 @@
 :class:`Nic` brings a NIC up and hands out the unit drivers:
 
 * :meth:`Nic.init`: check the version register against the register model built from the same RDL
-  (a stale or foreign bitstream is refused, as the seed's driver refuses one), write the node id and
-  the route look-up table (the routes of :mod:`sim.routing`, one word per node of the topology, the
-  SERU step of ch. 8.2), then the RMA kernel set-up (queue size, lock region);
+  (a stale or foreign bitstream is refused, as the seed's driver refuses one), write the node id, the
+  crossbar's route look-up table and the link ports' dateline rules (from :mod:`sim.routing`: one
+  entry per node of the topology, the SERU step of ch. 8.2), then the RMA kernel set-up (queue size,
+  lock region);
 * :attr:`Nic.velo` (:class:`~sim.driver.velo.VeloNode`), :attr:`Nic.rma`
   (:class:`~sim.driver.rma.RmaNode`) and :attr:`Nic.atu` (:class:`~sim.driver.atu.AtuDriver`, shared
   with RMA's memory registration).
@@ -70,22 +71,34 @@ class Nic:
             raise NicVersionError(f"node {self.node}: the NIC reports version {got:#018x}, "
                                   f"the driver was built for {want:#018x}")
         await h.write64(r.addr("net.node"), self.node)
-        table = self.topology.route_table(self.node, entries=self.cfg["system"]["nodes"])
-        for dst, word in enumerate(table[:self.topology.nodes]):
-            await h.write64(r.addr(f"net.route[{dst}]"), word)
+        for dst, entry in enumerate(self.topology.crossbar_table(self.node)):
+            await h.write64(r.addr(f"net.route[{dst}]"), entry)
+        for port, rule in enumerate(self.topology.port_routes(self.node)):
+            await h.write64(r.addr(f"xbar[{port}].route"), rule)
         await self.rma.setup(locks=locks)           # ends with a read: every write has landed
 
     async def route(self, dst):
-        """The route word the NIC holds for ``dst``."""
+        """The route table entry (a packed :class:`~rtl.common.net.RouteEntry`) the NIC holds for ``dst``."""
         return await self.host.read64(self.regs.addr(f"net.route[{dst}]"))
 
-    async def net_counters(self):
-        """``{sent.requests, ..., rx_malformed.malformed}`` of the ``net`` block (32-bit fields)."""
+    async def _counters(self, block, regs):
         out = {}
-        for reg, fields in (("sent", ("requests", "responses")), ("delivered", ("requests", "responses")),
-                            ("tx_drops", ("malformed", "no_route")), ("rx_drops", ("unknown_unit", "misrouted")),
-                            ("rx_malformed", ("malformed",))):
-            v = await self.host.read64(self.regs.addr(f"net.{reg}"))
+        for reg, fields in regs:
+            v = await self.host.read64(self.regs.addr(f"{block}.{reg}"))
             for k, f in enumerate(fields):
                 out[f"{reg}.{f}"] = v >> (32 * k) & 0xFFFF_FFFF
         return out
+
+    async def net_counters(self):
+        """``{sent.requests, ..., rx_malformed.malformed}`` of the ``net`` block (32-bit fields)."""
+        return await self._counters("net", (
+            ("sent", ("requests", "responses")), ("delivered", ("requests", "responses")),
+            ("tx_drops", ("malformed", "no_route")), ("rx_drops", ("unknown_unit", "misrouted")),
+            ("rx_malformed", ("malformed",))))
+
+    async def xbar_counters(self, port):
+        """``{packets.packets_in, ..., malformed.loop}`` of crossbar port ``port`` (the link ports
+        first, then the network port; 32-bit fields)."""
+        return await self._counters(f"xbar[{port}]", (
+            ("packets", ("packets_in", "packets_out")), ("drops", ("missing_port", "no_route")),
+            ("malformed", ("malformed", "loop"))))

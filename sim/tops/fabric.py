@@ -1,9 +1,10 @@
 """Simulation tops for the network fabric: N nodes' network layers wired in HDL, and HDL traffic.
 
-Not part of the NIC.  :class:`Fabric` builds one :class:`~rtl.netlayer.NetworkLayer` per node of a
-:mod:`sim.routing` topology, with the node's route table (from ``sim.routing``) in a memory and its
-node id, and connects every cable through two :class:`~sim.tops.link.LfsrChannel` (latency, and bit
-errors at the ``flip`` threshold, from seeded generators), so no Python runs per cycle on a link.
+Not part of the NIC. :class:`Fabric` builds one :class:`~rtl.netlayer.NetworkLayer` per node of a
+:mod:`sim.routing` topology, its crossbar's route table and dateline rules built in (from
+``sim.routing``: what the driver writes into a NIC), and its node id, and connects every cable through
+two :class:`~sim.tops.link.LfsrChannel` (latency, and bit errors at the ``flip`` threshold, from seeded
+generators), so no Python runs per cycle on a link.
 
 Traffic enters and leaves either at the network ports' unit streams (``fu_tx__N__S``, ``fu_rx__N__S``,
 driven by the stream models of :mod:`sim.net_stream`), or, with ``traffic=True``, from an
@@ -14,7 +15,7 @@ what they send and receive and the latency of every packet, so long runs need no
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NODE_BITS, NetBeatKind, NetClass, NetHeader, NetStreamSignature, NetUnit
@@ -233,8 +234,10 @@ class Fabric(wiring.Component):
     def __init__(self, topology, *, link=None, latency=1, traffic=False, dateline=True, depth=16):
         self.topology, self.latency, self.traffic = topology, latency, traffic
         n = topology.nodes
-        self.nodes = [NetworkLayer(link_ports=max(topology.link_ports(k), 1), entries=n, sources=SOURCES,
-                                   sinks=SINKS, link=link, depth=depth, dateline=dateline) for k in range(n)]
+        entries = 1 << (n - 1).bit_length()
+        self.nodes = [NetworkLayer(link_ports=max(topology.link_ports(k), 1), entries=entries, sources=SOURCES,
+                                   sinks=SINKS, link=link, depth=depth, dateline=dateline,
+                                   table_init=topology.crossbar_table(k, entries=entries)) for k in range(n)]
         members = {"flip": In(32), "cycles": Out(32)}
         if traffic:
             members.update({"enable": In(1), "rate": In(32), "offset": In(NODE_BITS), "respond": In(1)})
@@ -252,10 +255,8 @@ class Fabric(wiring.Component):
         drop_events = []
         for k, node in enumerate(self.nodes):
             m.submodules[f"node{k}"] = node
-            table = memory.Memory(shape=64, depth=topo.nodes, init=topo.route_table(k))
-            m.submodules[f"table{k}"] = table
-            rp = table.read_port()
-            m.d.comb += [rp.addr.eq(node.table_addr), node.table_data.eq(rp.data), node.node_id.eq(k)]
+            m.d.comb += node.node_id.eq(k)
+            m.d.comb += [node.port_routes[p].eq(r) for p, r in enumerate(topo.port_routes(k))]
             for p in range(len(node.phy)):
                 peer = topo.peer(k, p)
                 if peer is None:
@@ -271,7 +272,7 @@ class Fabric(wiring.Component):
                              other.rx_phit.eq(ch.o_phit), other.rx_ctl.eq(ch.o_ctl),
                              ch.flip.eq(self.flip), ch.drop.eq(0), ch.burst.eq(0)]
             for e in node.xbar_in_events:
-                drop_events += [e.missing, e.exhausted, e.malformed]
+                drop_events += [e.missing, e.malformed, e.no_route, e.loop]
             for e in node.tx_events:
                 drop_events += [e.malformed, e.no_route]
             for e in node.rx_events:

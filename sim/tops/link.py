@@ -3,8 +3,8 @@ channel), and a loop of two ports through an error-injecting channel with traffi
 checkers (:class:`LinkLoop`).
 
 Not part of the NIC.  The loop lets the long runs (``make soak``, ``bench/link.py``) go without per-cycle
-Python: every network-side packet (route word, network header, command and payload words) is a
-function of its VC and its number (:func:`_beat`), so a checker recomputes
+Python: every packet (network header, command and payload words) is a function of its VC and its
+number (:func:`_beat`), so a checker recomputes
 what it must receive and counts mismatches; the channel draws its errors from xorshift generators.
 The Python channel model (:mod:`sim.channel`) covers the flit-level error kinds; this one injects bit
 flips, dropped phits and burst errors, with probabilities given as 32-bit thresholds on ports.
@@ -21,7 +21,6 @@ from rtl.link.params import PhitCtl
 __all__ = ["LinkPair", "LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck"]
 
 _K = 0x9E3779B97F4A7C15
-_K_ROUTE = 0xC2B2AE3D27D4EB4F
 
 
 def _xorshift(m, state):
@@ -42,19 +41,18 @@ def _structure(pkt):
 
 
 def _beat(m, vc, pkt, idx, cw, pw, fixed_cw, fixed_pw, fixed):
-    """Data and framing of beat ``idx`` of network-side packet ``pkt`` on ``vc``: route word, network
-    header, ``cw`` command words, ``pw`` payload words."""
+    """Data and framing of beat ``idx`` of packet ``pkt`` on ``vc``: network header, ``cw`` command
+    words, ``pw`` payload words."""
     cw = Mux(fixed, fixed_cw, cw)
     pw = Mux(fixed, fixed_pw, pw)
-    length = 2 + cw + pw
+    length = 1 + cw + pw
     word = Cat(idx[:4], Const(vc, 4), pkt[:32], Const(0, 24)) ^ (pkt * _K)[:64]
     header = Signal(NetHeader)
-    m.d.comb += [header.dst_node.eq((pkt * _K)[38:54]), header.unit.eq(NetUnit.VELO),
-                 header.command_words.eq(cw), header.payload_words.eq(pw),
+    m.d.comb += [header.dst_node.eq((pkt * _K)[38:54] ^ vc), header.unit.eq(NetUnit.VELO),
+                 header.command_words.eq(cw), header.payload_words.eq(pw), header.hops.eq((pkt * _K)[54:60]),
                  header.src_node.eq(pkt[:16]), header.specific.eq((pkt * _K)[:22])]
-    data = Mux(idx == 0, (pkt * _K_ROUTE)[:64] ^ vc, Mux(idx == 1, header.as_value(), word))
-    kind = Mux(idx == 0, NetBeatKind.ROUTE, Mux(idx == 1, NetBeatKind.HEADER,
-                                                 Mux(idx < 2 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD)))
+    data = Mux(idx == 0, header.as_value(), word)
+    kind = Mux(idx == 0, NetBeatKind.HEADER, Mux(idx < 1 + cw, NetBeatKind.COMMAND, NetBeatKind.PAYLOAD))
     return data, kind, idx == 0, idx == length - 1
 
 

@@ -1,8 +1,7 @@
-"""Simulation top for the network-port tests: the port with its route table in a memory the testbench
-writes, and counters of its event strobes."""
+"""Simulation top for the network-port tests: the port and counters of its event strobes."""
 
 from amaranth.hdl import Module
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature
@@ -15,7 +14,7 @@ RX_EVENTS = ("delivered", "unknown_unit", "misrouted", "malformed")
 
 
 class NetPortTop(wiring.Component):
-    """A :class:`rtl.netport.NetworkPort` with its route table as a memory and its event strobes counted.
+    """A :class:`rtl.netport.NetworkPort` with its event strobes counted.
 
     Members
     -------
@@ -24,8 +23,6 @@ class NetPortTop(wiring.Component):
     xbar_o : Out(NetStreamSignature()).array(NUM_NET_VCS) ; xbar_i : In(...).array(NUM_NET_VCS)
         The port's crossbar streams.
     node_id : In(NODE_BITS)
-    table_w_en, table_w_addr, table_w_data : In
-        The route table's write port.
     tx_<event>, rx_<event> : Out(32).array(2)
         Counters of the port's event strobes per class (:data:`TX_EVENTS`, :data:`RX_EVENTS`).
     """
@@ -39,7 +36,6 @@ class NetPortTop(wiring.Component):
             "xbar_o": Out(NetStreamSignature()).array(NUM_NET_VCS),
             "xbar_i": In(NetStreamSignature()).array(NUM_NET_VCS),
             "node_id": In(NODE_BITS),
-            "table_w_en": In(1), "table_w_addr": In(range(n.entries)), "table_w_data": In(64),
         }
         members.update({f"tx_{e}": Out(32).array(2) for e in TX_EVENTS})
         members.update({f"rx_{e}": Out(32).array(2) for e in RX_EVENTS})
@@ -48,10 +44,7 @@ class NetPortTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.np = n = self.np
-        m.submodules.table = table = memory.Memory(shape=64, depth=n.entries, init=[])
-        w, r = table.write_port(), table.read_port()
-        m.d.comb += [w.en.eq(self.table_w_en), w.addr.eq(self.table_w_addr), w.data.eq(self.table_w_data),
-                     r.addr.eq(n.table_addr), n.table_data.eq(r.data), n.node_id.eq(self.node_id)]
+        m.d.comb += n.node_id.eq(self.node_id)
         for k in range(len(n.sources)):
             wiring.connect(m, wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
         for k in range(len(n.sinks)):

@@ -8,10 +8,10 @@ VELO are idle.
   With one node the unit's ``net_tx`` feeds its own ``net_rx`` (a node sending to itself); with two,
   node 0's ``net_tx`` feeds node 1's ``net_rx`` and back (two VELO instances cross-connected).
 * :class:`VeloNetSystem`: one node whose VELO streams pass a network port (:class:`rtl.netport.
-  NetworkPort` with VELO's request stream and VELO as the only unit; route table, node id and
+  NetworkPort` with VELO's request stream and VELO as the only unit; node id and
   counters in the register file's ``net`` block, :func:`rtl.netport.connect_regs`).  The port's
-  network side is looped back without a crossbar: the route is looked up and put in front of the
-  packet but not followed, so every packet that leaves comes back to this node's ejector.
+  network side is looped back without a crossbar: the header is not routed,
+  so every packet that leaves comes back to this node's ejector.
 """
 
 from amaranth.hdl import Cat, Module

@@ -2,7 +2,8 @@
 
 ``stream_traffic`` (``Fabric(traffic=False)``): random requests and responses from every node's units
 to every node, random backpressure at every unit, bit errors on every link (``flip``): every packet
-arrives once, intact, in order per (source, destination, class), at the unit its header names; one
+arrives once, intact (its header's hop count that of its path), in order per (source, destination,
+class), at the unit its header names; one
 packet made only of a header directly behind a long one, and packets of alternating classes back to
 back, are part of the mix.  Packets for nodes beyond the route tables and for units no node has are
 dropped and counted, and the traffic around them keeps flowing.
@@ -21,8 +22,9 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from sim.clock import start_clock
-from sim.net_stream import NetStreamSink, NetStreamSource, Side
+from sim.net_stream import NetStreamSink, NetStreamSource
 from sim.netroute import fu_packet, header_fields, net_header
+from sim.routing import Topology
 from sim.runner import tb_params, tb_seed
 from sim.tops.fabric import ENDPOINT_COUNTERS
 
@@ -52,19 +54,25 @@ def flip_threshold(flit_error, flit_phits=40):
     return threshold(1 - (1 - flit_error) ** (1 / flit_phits))
 
 
+def topology(prm):
+    """The fabric's topology from the test's parameters ``shape`` and ``wrap``."""
+    return Topology(shape=tuple(prm["shape"]), wrap=prm["wrap"])
+
+
 class Traffic:
     """Stream models on every unit stream of every node, with a scoreboard."""
 
-    def __init__(self, dut, rng, nodes, *, gap, ready):
-        self.dut, self.rng, self.n = dut, rng, nodes
+    def __init__(self, dut, rng, topology, *, gap, ready):
+        self.dut, self.rng, self.topology = dut, rng, topology
+        nodes = self.n = topology.nodes
         self.expected = defaultdict(deque)      # (src, dst, class) -> FU-side packets (words, header first)
         self.errors = []
         self.arrivals = []                      # the cycle each delivered packet's header was taken
         self.seq = 0
         self.delivered = 0
-        self.src = [[NetStreamSource(dut, f"fu_tx__{k}__{s}", dut.clk, dut.rst, side=Side.FU, period_ns=PERIOD,
+        self.src = [[NetStreamSource(dut, f"fu_tx__{k}__{s}", dut.clk, dut.rst, period_ns=PERIOD,
                                      pause=gap or None, rng=rng) for s in range(2)] for k in range(nodes)]
-        self.snk = [[NetStreamSink(dut, f"fu_rx__{k}__{s}", dut.clk, dut.rst, side=Side.FU, period_ns=PERIOD,
+        self.snk = [[NetStreamSink(dut, f"fu_rx__{k}__{s}", dut.clk, dut.rst, period_ns=PERIOD,
                                    ready=None if ready >= 1 else ready, rng=rng,
                                    callback=lambda r, k=k, s=s: self.got(k, s, r)) for s in range(2)]
                     for k in range(nodes)]
@@ -84,7 +92,7 @@ class Traffic:
         if expect:
             fields = header_fields(hdr)
             out = net_header(**{**{f: fields[f] for f in ("dst_node", "unit", "payload_words", "specific")},
-                                "src_node": src})
+                                "src_node": src, "hops": len(self.topology.path(src, dst))})
             self.expected[src, dst, cls].append([out] + pkt[1:])
 
     def got(self, node, sink, rec):
@@ -116,7 +124,7 @@ async def stream_traffic(dut):
     rng = random.Random(seed)
     n = prm["nodes"]
     dut._log.info(f"seed {seed}, params {prm}")
-    t = Traffic(dut, rng, n, gap=prm.get("gap", 0.1), ready=prm.get("ready", 0.8))
+    t = Traffic(dut, rng, topology(prm), gap=prm.get("gap", 0.1), ready=prm.get("ready", 0.8))
     dut.flip.value = flip_threshold(prm.get("flit_error", 0.0))
     t.start()
     await reset(dut)
@@ -211,7 +219,7 @@ async def latency(dut):
     offered to node 1's unit taking it, for a header alone and for 7 payload words (a 56-byte VELO
     message).  Results to ``out``."""
     prm = tb_params()
-    t = Traffic(dut, random.Random(1), prm["nodes"], gap=0, ready=1.0)
+    t = Traffic(dut, random.Random(1), topology(prm), gap=0, ready=1.0)
     dut.flip.value = 0
     t.start()
     await reset(dut)

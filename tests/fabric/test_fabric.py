@@ -32,7 +32,7 @@ def test_stream_traffic(name, params):
     """Random traffic through the stream models, bit errors on every link: every packet once, in order."""
     topo, top = fabric(name, latency=2)
     run_cocotb(top, name=f"fabric_{name}", test_module="tests.fabric.tb_fabric", testcase="stream_traffic",
-               params=dict(params, nodes=topo.nodes))
+               params=dict(params, nodes=topo.nodes, shape=list(topo.shape), wrap=topo.wrap))
 
 
 #: small link buffers (5-beat flits, 8 beats of receive buffer per VC), so the buffers of a ring fill

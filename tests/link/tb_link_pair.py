@@ -5,11 +5,9 @@ Parameters (``sim.runner.tb_params``): ``vcs`` (the ports' VC count), ``packets`
 (rates for :class:`sim.channel.Channel`, applied to both directions), ``src_stall`` / ``dst_stall``
 (probabilities of an idle source cycle / a not-ready sink cycle), ``max_cycles``, ``scenario``
 (``"plain"``, ``"link_error"``, ``"malformed"``), ``expect`` (counters that must be non-zero).
-Every packet must arrive exactly once, in order, intact, on its VC, with the network-side framing
-(ROUTE, HEADER, COMMAND..., PAYLOAD..., ``first``/``last``) of :func:`sim.link_model.beats_of`.  The
-streams at the ports are driven and watched by the bus models of :mod:`sim.net_stream`; their framing
-check knows the FU-side packet only (header first), so the sinks check the stream rules and this
-testbench the network-side framing.
+Every packet must arrive exactly once, in order, intact, on its VC, with the framing
+(HEADER, COMMAND..., PAYLOAD..., ``first``/``last``) of :func:`sim.link_model.beats_of`.  The
+streams at the ports are driven and watched by the bus models of :mod:`sim.net_stream`.
 """
 
 import collections
@@ -22,7 +20,7 @@ from rtl.common.net import MAX_PAYLOAD_WORDS
 from sim.channel import Channel
 from sim.clock import start_clock
 from sim.link_model import beats_of, random_packet, shape
-from sim.net_stream import NetStreamSink, NetStreamSource, Side, beat_tuple, net_beat
+from sim.net_stream import NetStreamSink, NetStreamSource, beat_tuple, net_beat
 from sim.netroute import header_fields
 from sim.runner import tb_params, tb_seed
 
@@ -31,8 +29,8 @@ COUNTERS = ("crc_errors", "retransmissions", "naks_sent", "naks_received", "repl
 
 
 def malformed_stream(rng, n):
-    """Network-side packets, every one but every fourth malformed: ``last`` early (on the route beat
-    too), ``last`` late, ``payload_words`` 9..15 with ``last`` where the header puts it or at the
+    """Packets, every one but every fourth malformed: ``last`` early (on the header too), ``last``
+    late, ``payload_words`` 9..15 with ``last`` where the header puts it or at the
     clamped length (8 payload words).  Returns the input beats."""
     beats = []
     for i in range(n):
@@ -47,7 +45,7 @@ def malformed_stream(rng, n):
             beats += beats_of(random_packet(rng) + extra)
         else:
             words = random_packet(rng, payload_words=rng.randint(9, 15))
-            clamped = 2 + header_fields(words[1])["command_words"] + MAX_PAYLOAD_WORDS
+            clamped = 1 + header_fields(words[0])["command_words"] + MAX_PAYLOAD_WORDS
             beats += beats_of(words if i % 8 == 3 else words[:clamped])
     return beats
 
@@ -73,7 +71,7 @@ async def link_pair(dut):
     clk = dut.clk
     for src, dst in (("a", "b"), ("b", "a")):
         for vc in range(vcs):
-            source = NetStreamSource(dut, f"{src}_tx__{vc}", clk, dut.rst, side=Side.NETWORK, period_ns=10,
+            source = NetStreamSource(dut, f"{src}_tx__{vc}", clk, dut.rst, period_ns=10,
                                      pause=prm.get("src_stall", 0.2) or None, rng=rng)
             if scenario == "malformed":
                 beats = malformed_stream(rng, n)
@@ -87,7 +85,7 @@ async def link_pair(dut):
                 source.send_raw([net_beat(*b) for b in beats])
             sent[(src, vc)] = expected
             sources.append(source)
-            sinks[(src, vc)] = NetStreamSink(dut, f"{dst}_rx__{vc}", clk, dut.rst, side=Side.NETWORK, period_ns=10,
+            sinks[(src, vc)] = NetStreamSink(dut, f"{dst}_rx__{vc}", clk, dut.rst, period_ns=10,
                                              ready=1 - prm.get("dst_stall", 0.2), rng=rng)
 
     dut.a_retrain.value = 0

@@ -17,7 +17,7 @@ from cocotb.triggers import ReadOnly, RisingEdge, Timer
 from sim.channel import EOF, SOF, Channel
 from sim.clock import start_clock
 from sim.link_model import beats_of, random_packet
-from sim.net_stream import NetStreamSink, NetStreamSource, Side, net_beat
+from sim.net_stream import NetStreamSink, NetStreamSource, net_beat
 from sim.runner import tb_params, tb_seed
 
 
@@ -37,14 +37,14 @@ async def recovery(dut):
     start_clock(dut.clk, 10, start_high=False)
     dut.rst.value = 1
     # one-way traffic a -> b on VC 0; every other stream idle, every receiving stream always ready
-    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
+    source = NetStreamSource(dut, "a_tx__0", dut.clk, dut.rst, period_ns=10).start()
     for _ in range(4000):
         source.send_raw([net_beat(*b) for b in beats_of(random_packet(rng, payload_words=8, command_words=0))])
     for side in "ab":
         for v in range(vcs):
             if (side, v) != ("a", 0):
-                NetStreamSource(dut, f"{side}_tx__{v}", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
-            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, side=Side.NETWORK, period_ns=10).start()
+                NetStreamSource(dut, f"{side}_tx__{v}", dut.clk, dut.rst, period_ns=10).start()
+            NetStreamSink(dut, f"{side}_rx__{v}", dut.clk, dut.rst, period_ns=10).start()
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0

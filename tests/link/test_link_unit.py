@@ -119,7 +119,7 @@ def _first_flit(phit_bits, seed, vc):
 @pytest.mark.parametrize("phit_bits, vc", [(16, 3), (16, 2), (32, 1), (64, 3)])
 def test_flit_format_and_crc_standard(phit_bits, vc):
     """The first data flit: header fields at the documented bit positions (type 0, vc 2:1, seq, ack),
-    the packet's words as beats (route word first; first phit = low bits), and a CRC equal to the
+    the packet's words as beats (header first; first phit = low bits), and a CRC equal to the
     published algorithm's (``crc`` package)."""
     seed = int(os.environ.get("SEED", random.randrange(1 << 30)))
     print(f"seed {seed}")
@@ -146,9 +146,9 @@ def test_flit_format_and_crc_standard(phit_bits, vc):
 
 
 def test_framing_round_trip_matches_model():
-    """PacketShaper -> PacketRestorer (the link's framing without the link) on random network-side
-    packets with every header length (route and header only, 0..3 command words, 0..8 payload words)
-    and malformed ones: ``last`` early (also on the route beat) or late, ``payload_words`` 9..15 (cut
+    """PacketShaper -> PacketRestorer (the link's framing without the link) on random packets with
+    every header length (header only, 0..3 command words, 0..8 payload words) and malformed ones:
+    ``last`` early (also on the header) or late, ``payload_words`` 9..15 (cut
     to 8 payload words, whether ``last`` comes at the header's length or at the clamped one).  The
     output equals sim.link_model.shape, beat kinds and first/last included, and every malformed packet
     counts once, in the RTL and in the model."""
@@ -161,12 +161,12 @@ def test_framing_round_trip_matches_model():
         r = rng.random()
         if r < 0.15:                                                    # payload_words above 8
             words = random_packet(rng, payload_words=rng.randint(9, 15))
-            clamped = 2 + header_fields(words[1])["command_words"] + MAX_PAYLOAD_WORDS
+            clamped = 1 + header_fields(words[0])["command_words"] + MAX_PAYLOAD_WORDS
             beats += beats_of(words if rng.random() < 0.5 else words[:clamped])
             bad_packets += 1
             continue
         words = random_packet(rng, payload_words=rng.choice([0, 0, 1, 7, 8, rng.randint(0, 8)]))
-        if r < 0.3:
+        if r < 0.3 and len(words) > 1:
             cut = rng.randrange(len(words) - 1)                         # last too early
             beats += beats_of(words[:cut + 1], last=cut)
             bad_packets += 1

@@ -1,11 +1,11 @@
-"""cocotb: the network port between FU-side and network-side stream models, with a route table.
+"""cocotb: the network port between unit-side and crossbar-side stream models.
 
-``transmit``: random packets from every unit stream (some malformed, some for nodes without a route)
-must leave on the crossbar VC of their class, route beat first (the table's entry for ``dst_node``),
-header with ``src_node`` set to this node, in order per unit stream; bad ones are dropped and counted.
-``receive``: random network packets on both classes' VCs (some for unknown units, for other nodes, or
-malformed) must reach the unit their header names with the route beat removed, in order per class and
-unit; the rest is dropped and counted.  Random backpressure everywhere.
+``transmit``: random packets from every unit stream (some malformed, some for nodes beyond the route
+tables) must leave on the crossbar VC of their class, the header with ``src_node`` set to this node and
+``hops`` to 0, in order per unit stream; bad ones are dropped and counted.  ``receive``: random network
+packets on both classes' VCs (some for unknown units, for other nodes, or malformed) must reach the
+unit their header names, in order per class and unit; the rest is dropped and counted.  Random
+backpressure everywhere.
 """
 
 import random
@@ -18,14 +18,12 @@ from rtl.common.net import NetClass
 from sim.clock import start_clock
 from sim.net_stream import (
     COMMAND,
-    HEADER,
     PAYLOAD,
     NetStreamSink,
     NetStreamSource,
-    Side,
     net_beat,
 )
-from sim.netroute import eject_char, fu_packet, header_fields, net_header, network_packet, route_char, route_word
+from sim.netroute import fu_packet, header_fields, net_header
 from sim.runner import tb_params, tb_seed
 
 PERIOD = 10
@@ -36,37 +34,25 @@ class Env:
     def __init__(self, dut, rng, *, sources, sinks, entries, gap, ready):
         self.dut, self.rng = dut, rng
         self.sources, self.sinks, self.entries = sources, sinks, entries
-        self.table = {}
         self.expected = defaultdict(deque)
         self.counts = defaultdict(int)
         self.errors = []
         self.seq = 0
         clk, rst = dut.clk, dut.rst
-        self.fu_src = [NetStreamSource(dut, f"fu_tx__{k}", clk, rst, side=Side.FU, period_ns=PERIOD, pause=gap or None,
+        self.fu_src = [NetStreamSource(dut, f"fu_tx__{k}", clk, rst, period_ns=PERIOD, pause=gap or None,
                                        rng=rng) for k in range(len(sources))]
-        self.fu_snk = [NetStreamSink(dut, f"fu_rx__{k}", clk, rst, side=Side.FU, period_ns=PERIOD,
+        self.fu_snk = [NetStreamSink(dut, f"fu_rx__{k}", clk, rst, period_ns=PERIOD,
                                      ready=None if ready >= 1 else ready, rng=rng,
                                      callback=lambda r, k=k: self.got(("fu", k), r)) for k in range(len(sinks))]
-        self.net_src = {v: NetStreamSource(dut, f"xbar_i__{v}", clk, rst, side=Side.NETWORK, period_ns=PERIOD,
+        self.net_src = {v: NetStreamSource(dut, f"xbar_i__{v}", clk, rst, period_ns=PERIOD,
                                            pause=gap or None, rng=rng) for v in (0, 2)}
-        self.net_snk = {v: NetStreamSink(dut, f"xbar_o__{v}", clk, rst, side=Side.NETWORK, period_ns=PERIOD,
+        self.net_snk = {v: NetStreamSink(dut, f"xbar_o__{v}", clk, rst, period_ns=PERIOD,
                                          ready=None if ready >= 1 else ready, rng=rng,
                                          callback=lambda r, v=v: self.got(("net", v), r)) for v in range(4)}
 
     def start(self):
         for model in self.fu_src + self.fu_snk + list(self.net_src.values()) + list(self.net_snk.values()):
             model.start()
-
-    async def load_table(self):
-        dut = self.dut
-        for node in range(self.entries):
-            if self.rng.random() < 0.9:
-                self.table[node] = route_word([route_char(self.rng.randrange(6), 1), eject_char(0)])
-            else:
-                self.table[node] = 0                        # never programmed: no route
-            dut.table_w_en.value, dut.table_w_addr.value, dut.table_w_data.value = 1, node, self.table[node]
-            await RisingEdge(dut.clk)
-        dut.table_w_en.value = 0
 
     def body(self, pw=None, cw=None):
         rng = self.rng
@@ -86,16 +72,16 @@ class Env:
             self.counts["tx_malformed", self.sources[k].value] += 1
             return
         hdr = net_header(dst_node=dst, unit=rng.randint(1, 3), command_words=cw, payload_words=pw,
-                         src_node=rng.getrandbits(18), specific=self.seq)
+                         src_node=rng.getrandbits(15), hops=rng.getrandbits(6), specific=self.seq)
         self.fu_src[k].send(fu_packet(hdr, cmds, pay))
         cls = self.sources[k].value
-        if dst >= self.entries or self.table[dst] == 0:
+        if dst >= self.entries:
             self.counts["tx_no_route", cls] += 1
             return
         fields = header_fields(hdr)
         out = net_header(**{**{f: fields[f] for f in ("dst_node", "unit", "command_words", "payload_words",
-                                                        "specific")}, "src_node": NODE})
-        self.expected["net", 2 * cls, k].append(network_packet(self.table[dst], out, cmds, pay))
+                                                        "specific")}, "src_node": NODE, "hops": 0})
+        self.expected["net", 2 * cls, k].append(fu_packet(out, cmds, pay))
         self.counts["tx_sent", cls] += 1
 
     def send_net(self, cls):
@@ -105,16 +91,16 @@ class Env:
         cw, pw, cmds, pay = self.body()
         unit = rng.randint(1, 3) if rng.random() > 0.1 else rng.choice([0, 4, 7])
         dst = NODE if rng.random() < 0.9 else NODE + 1
-        hdr = net_header(dst_node=dst, unit=unit, command_words=cw, payload_words=pw, specific=self.seq)
-        route = route_word([eject_char(0)])
-        if rng.random() < 0.04:                             # no route beat: malformed
+        hdr = net_header(dst_node=dst, unit=unit, command_words=cw, payload_words=pw, hops=rng.getrandbits(6),
+                         specific=self.seq)
+        if rng.random() < 0.04:                             # the header not marked as one: malformed
             words = fu_packet(hdr, cmds, pay)
-            kinds = [HEADER] + [COMMAND] * cw + [PAYLOAD] * pw
+            kinds = [COMMAND] + [COMMAND] * cw + [PAYLOAD] * pw
             self.net_src[2 * cls].send_raw([net_beat(w, kd, int(i == 0), int(i == len(words) - 1))
                                             for i, (w, kd) in enumerate(zip(words, kinds, strict=True))])
             self.counts["rx_malformed", cls] += 1
             return
-        self.net_src[2 * cls].send(network_packet(route, hdr, cmds, pay))
+        self.net_src[2 * cls].send(fu_packet(hdr, cmds, pay))
         if dst != NODE:
             self.counts["rx_misrouted", cls] += 1
         elif unit not in self.sinks:
@@ -127,11 +113,10 @@ class Env:
         words = rec.packet
         # per (VC, unit stream) or (unit, class) in order; the two merged streams identified by the
         # sequence number in the header's unit-specific field
-        h = 1 if where[0] == "net" else 0
-        seq = header_fields(words[h])["specific"]
+        seq = header_fields(words[0])["specific"]
         keys = [where + (k,) for k in (range(len(self.sources)) if where[0] == "net" else (0, 1))]
         q = next((self.expected[key] for key in keys if self.expected[key]
-                  and header_fields(self.expected[key][0][h])["specific"] == seq), None)
+                  and header_fields(self.expected[key][0][0])["specific"] == seq), None)
         if not q:
             self.errors.append(f"{where}: unexpected packet {[hex(w) for w in words]}")
             return
@@ -156,12 +141,10 @@ async def setup(dut):
     start_clock(dut.clk, PERIOD)
     dut.rst.value = 1
     dut.node_id.value = NODE
-    dut.table_w_en.value = 0
     env.start()
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    await env.load_table()
     return env, rng, prm
 
 

@@ -12,7 +12,7 @@ from sim.tops.netport import NetPortTop
 @pytest.mark.parametrize("kwargs, exc, msg", [
     (dict(sinks=(NetUnit.VELO, NetUnit.VELO)), ValueError, "sinks must be distinct, not [<NetUnit.VELO: 1>, "
                                                            "<NetUnit.VELO: 1>]"),
-    (dict(entries=0), ValueError, "entries must be between 1 and 262144, not 0"),
+    (dict(entries=0), ValueError, "entries must be between 1 and 32768, not 0"),
     (dict(sources=()), ValueError, "a network port needs at least one source and one sink"),
 ])
 def test_parameter_errors(kwargs, exc, msg):

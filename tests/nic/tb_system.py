@@ -19,7 +19,7 @@ a host model and the drivers (``tests/nic/harness.py``), every cable through a b
   lock numbers out of range), one at a time: the host memory's ownership hook admits only the
   destination VPID's own pages, mailbox, queue and lock page (and the origin's queue and destination
   pages for what comes back), and every operation ends in its defined outcome (delivery, an error
-  notification, or a counter: ``net.tx_drops.no_route``, ``velo.counters.rejected``, RMA
+  notification, or a counter: ``xbar[net port].drops.no_route``, ``velo.counters.rejected``, RMA
   ``cpl_dropped``, ``atu_faults``).
 
 Parameters come from :func:`sim.runner.tb_params` (``config``, ``topology``, ``nodes``, ``shape``,
@@ -87,7 +87,7 @@ async def all_pairs(dut):
     n, k, vpid = topo.nodes, p.get("messages", 3), 1
     for nic in nics:
         for dst in range(n):
-            assert await nic.route(dst) == topo.route(nic.node, dst), (nic.node, dst)
+            assert await nic.route(dst) == topo.crossbar_table(nic.node)[dst], (nic.node, dst)
     ports = [await nic.velo.open(vpid) for nic in nics]
     sent = defaultdict(list)                # (src, dst) -> payloads in order
     for i in range(k):
@@ -973,12 +973,18 @@ class Fuzz:
         for nic in self.nics:
             n = nic.node
             c, r, v = await nic.net_counters(), await nic.rma.counters(), await nic.velo.counters()
-            got = {"no_route": c["tx_drops.no_route"], "velo.received": v["received"], "velo.rejected": v["rejected"],
+            xbar = {}                               # every crossbar port's drops: links first, then the network port
+            for port in range(self.cfg["xbar"]["link_ports"] + 1):
+                x = await nic.xbar_counters(port)
+                xbar |= {f"xbar[{port}].{k}": val for k, val in x.items() if not k.startswith("packets.")}
+            net_port = self.cfg["xbar"]["link_ports"]
+            no_route = c["tx_drops.no_route"] + xbar.pop(f"xbar[{net_port}].drops.no_route")
+            got = {"no_route": no_route, "velo.received": v["received"], "velo.rejected": v["rejected"],
                    **{k: r[k] for k in ("errors.requester", "errors.refused", "errors.completer_dropped",
                                         "drops.atu_faults")}}
             want = {k: self.counts[n, k] for k in got}
             assert got == want, f"node {n}: counters {got}, expected {want}"
-            rest = {**c, **r, "velo.discarded": v["discarded"], "velo.dropped": v["dropped"]}
+            rest = {**c, **r, **xbar, "velo.discarded": v["discarded"], "velo.dropped": v["dropped"]}
             others = {k: val for k, val in rest.items()
                       if ("drops" in k or "errors" in k or "malformed" in k or k.startswith("velo.")) and
                       k not in got and k != "tx_drops.no_route"}

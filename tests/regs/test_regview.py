@@ -127,7 +127,7 @@ def test_missing_port_message(out):
 def test_field_view():
     """One field of a register: only that field's ports."""
     view = RegisterView(("net.node.id", "irq.rma_status.vpid"), VPIDS=8)
-    assert _leaves(view) == {"net.node.id": In(18), "irq.rma_status.vpid": In(8),
+    assert _leaves(view) == {"net.node.id": In(15), "irq.rma_status.vpid": In(8),
                              "irq.rma_status.vpid_event": Out(8)}
 
 

@@ -1,7 +1,7 @@
 """Table routing in the routing software and its reference step (sim/routing.py, sim/netroute.py
-``table_step``; issue 44): per-crossbar route tables and per-port dateline registers take every packet
-along the same links and VCs as the route words, stay free of channel-dependency cycles, route
-around a failed link, and drop bad input (no route, a missing port, a loop) where it is found."""
+``table_step``): per-crossbar route tables and per-port dateline registers stay free of
+channel-dependency cycles, route around a failed link, and drop bad input (no route, a missing port,
+a loop) where it is found."""
 
 import pytest
 
@@ -11,16 +11,13 @@ from sim.routing import (
     Hop,
     Topology,
     back_to_back,
+    dependency_graph,
     find_cycle,
     ring,
-    table_dependency_graph,
     torus_2d,
     torus_3d,
     walk,
-    walk_tables,
 )
-
-from .test_routing import check_walk
 
 TOPOLOGIES = [
     back_to_back(), ring(k=2), ring(k=5), ring(k=8), torus_2d(kx=4, ky=3), torus_3d(kx=3, ky=2, kz=4),
@@ -35,25 +32,13 @@ def tables_of(topo, **kwargs):
 
 
 @pytest.mark.parametrize("topo", TOPOLOGIES, ids=repr)
-def test_tables_take_the_route_words_links_and_vcs(topo):
-    """Every pair: the table walk is the route word's walk hop for hop (node, port, dateline VC), and
-    the ring oracle of test_routing agrees (minimal, dimension order, VC 1 after the wrap link)."""
-    tables, regs = tables_of(topo)
-    for src in range(topo.nodes):
-        for dst in range(topo.nodes):
-            w = walk_tables(topo, src, dst, tables=tables, port_routes=regs)
-            check_walk(topo, src, dst, w)
-            assert w.hops == walk(topo, src, topo.route(src, dst)).hops
-
-
-@pytest.mark.parametrize("topo", TOPOLOGIES, ids=repr)
 def test_table_routing_has_no_dependency_cycle(topo):
-    assert find_cycle(table_dependency_graph(topo)) is None
+    assert find_cycle(dependency_graph(topo)) is None
 
 
 @pytest.mark.parametrize("k", [4, 5, 8])
 def test_ring_tables_without_dateline_have_a_cycle(k):
-    cycle = find_cycle(table_dependency_graph(ring(k=k), dateline=False))
+    cycle = find_cycle(dependency_graph(ring(k=k), dateline=False))
     assert cycle is not None and all(h.dateline == 0 for h in cycle)
 
 
@@ -86,15 +71,15 @@ def test_tables_route_around_failed_links(topo, failed):
     tables, regs = tables_of(topo, failed=failed)
     for src in range(topo.nodes):
         for dst in range(topo.nodes):
-            w = walk_tables(topo, src, dst, tables=tables, port_routes=regs)
+            w = walk(topo, src, dst, tables=tables, port_routes=regs)
             assert w.delivered and w.node == dst, (src, dst, w)
             assert not any(_uses(w, topo, link) for link in failed), (src, dst, w)
-            minimal = walk(topo, src, topo.route(src, dst))
+            minimal = walk(topo, src, dst)
             if not any(_uses(minimal, topo, link) for link in failed):
-                assert w.hops == minimal.hops
+                assert w.hops == minimal.hops == topo.path(src, dst)
             else:
                 assert len(w.hops) > len(minimal.hops) or w.hops != minimal.hops
-    assert find_cycle(table_dependency_graph(topo, tables=tables, port_routes=regs)) is None
+    assert find_cycle(dependency_graph(topo, tables=tables, port_routes=regs)) is None
 
 
 def test_two_failed_links_split_a_ring():
@@ -108,39 +93,39 @@ def test_bad_tables_are_dropped_where_found():
     topo = ring(k=6)
     tables, regs = tables_of(topo)
     # a destination beyond the table (the network), at the first crossbar
-    w = walk_tables(topo, 2, 6, tables=tables, port_routes=regs)
+    w = walk(topo, 2, 6, tables=tables, port_routes=regs)
     assert (w.node, w.hops, w.error) == (2, (), RouteError.NO_ROUTE)
     # padding entries are not valid
     padded = [topo.crossbar_table(n, entries=8) for n in range(6)]
-    assert walk_tables(topo, 2, 7, tables=padded, port_routes=regs).error == RouteError.NO_ROUTE
+    assert walk(topo, 2, 7, tables=padded, port_routes=regs).error == RouteError.NO_ROUTE
     # an entry cleared at the second crossbar of the route
     bad = [list(t) for t in tables]
     bad[1][3] = 0
-    w = walk_tables(topo, 0, 3, tables=bad, port_routes=regs)
+    w = walk(topo, 0, 3, tables=bad, port_routes=regs)
     assert (w.node, w.hops, w.error) == (1, (Hop(0, 0, 0),), RouteError.NO_ROUTE)
     # a link port the crossbar does not have, and a network port it does not have
     bad = [list(t) for t in tables]
     bad[1][3] = route_entry(port=5)
     bad[2][2] = route_entry(net_port=1)
-    assert walk_tables(topo, 0, 3, tables=bad, port_routes=regs).error == RouteError.MISSING_PORT
-    assert walk_tables(topo, 2, 2, tables=bad, port_routes=regs).error == RouteError.MISSING_PORT
-    assert walk_tables(topo, 2, 2, tables=bad, port_routes=regs, net_ports=2).net_port == 1
+    assert walk(topo, 0, 3, tables=bad, port_routes=regs).error == RouteError.MISSING_PORT
+    assert walk(topo, 2, 2, tables=bad, port_routes=regs).error == RouteError.MISSING_PORT
+    assert walk(topo, 2, 2, tables=bad, port_routes=regs, net_ports=2).net_port == 1
     # a loop: node 1 sends packets for 3 back to node 0, which sends them on to node 1
     bad = [list(t) for t in tables]
     bad[1][3] = route_entry(port=1)
-    w = walk_tables(topo, 0, 3, tables=bad, port_routes=regs)
+    w = walk(topo, 0, 3, tables=bad, port_routes=regs)
     assert (w.error, len(w.hops)) == (RouteError.LOOP, MAX_HOPS)
     assert [h.node for h in w.hops[:4]] == [0, 1, 0, 1]
     # an entry that ejects at the wrong node delivers there (the network port checks dst_node)
     bad = [list(t) for t in tables]
     bad[1][3] = route_entry(net_port=0)
-    w = walk_tables(topo, 0, 3, tables=bad, port_routes=regs)
+    w = walk(topo, 0, 3, tables=bad, port_routes=regs)
     assert (w.node, w.net_port) == (1, 0)
     # a mesh end: an entry through the uncabled side loses the packet there
     mesh = Topology(shape=(3,), wrap=False)
     mt, mr = tables_of(mesh)
     mt[0][1] = route_entry(port=1)
-    w = walk_tables(mesh, 0, 1, tables=mt, port_routes=mr, link_ports=2)
+    w = walk(mesh, 0, 1, tables=mt, port_routes=mr, link_ports=2)
     assert w.uncabled and w.hops == (Hop(0, 1, 0),)
 
 

@@ -7,7 +7,7 @@ import os
 import random
 
 from rtl.common.htax import HtaxCmd, HtaxVC
-from rtl.common.net import NetBeatKind, NetHeader, NetUnit
+from rtl.common.net import NODE_BITS, NetBeatKind, NetHeader, NetUnit
 from rtl.velo.formats import VeloNetFields
 from sim.amsim import HtaxSink, run_sim, stream_put
 from sim.layout import pack
@@ -23,7 +23,7 @@ def random_packet(rng):
     words = rng.randint(1, msg)
     offset = rng.randint(0, msg - words)
     vpid = rng.randrange(VPIDS + 2) if rng.random() < 0.1 else rng.randrange(VPIDS)
-    hdr = net_header(dst_node=0, src_node=rng.randrange(1 << 18), words=words, dst_vpid=vpid,
+    hdr = net_header(dst_node=0, src_node=rng.randrange(1 << NODE_BITS), words=words, dst_vpid=vpid,
                      src_vpid=rng.randrange(32), msg_words=msg, mtt=rng.randrange(4), offset=offset)
     if rng.random() < 0.05:     # a fragment beyond the message, or another unit
         spec = pack(VeloNetFields, {"dst_vpid": vpid, "words_m1": 0, "offset": 7})

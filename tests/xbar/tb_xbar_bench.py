@@ -1,9 +1,9 @@
 """cocotb: crossbar performance for ``bench/network.py`` (results to the JSON file ``out``).
 
-* ``hop_latency_cycles``: a packet's route beat offered (``valid``) at an idle crossbar's input to the
-  same packet's first beat (its updated route beat) moving out, sinks always ready.
-* ``crossbar_saturation_uniform``: every input saturated with 8-beat packets (route, header, 6
-  payload words) to uniformly random output ports, on every VC it has (a link port's four, a network
+* ``hop_latency_cycles``: a packet's header offered (``valid``) at an idle crossbar's input to the
+  same packet's header moving out, sinks always ready.
+* ``crossbar_saturation_uniform``: every input saturated with 8-beat packets (header, 7 payload
+  words) to uniformly random output ports, on every VC it has (a link port's four, a network
   port's VCs 0 and 2: every one of them always has a packet waiting), the output VC's dateline half
   random; sinks always ready; beats delivered per cycle per output port over ``window`` cycles after
   ``warmup``.
@@ -18,8 +18,8 @@ import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from sim.clock import start_clock
-from sim.net_stream import NetStreamSink, NetStreamSource, Side, Timing
-from sim.netroute import eject_char, net_header, network_packet, route_char, route_word
+from sim.net_stream import NetStreamSink, NetStreamSource, Timing
+from sim.netroute import fu_packet, net_header, route_entry
 from sim.runner import tb_params, tb_seed
 
 PERIOD = 10
@@ -31,17 +31,17 @@ class Load:
         self.ports = links + nets
         self.out_beats = [0] * self.ports
         self.hdr_out = {}
-        self.sources = {(p, v): NetStreamSource(dut, f"ports__{p}__i__{v}", dut.clk, dut.rst, side=Side.NETWORK,
+        self.sources = {(p, v): NetStreamSource(dut, f"ports__{p}__i__{v}", dut.clk, dut.rst,
                                                 period_ns=PERIOD, timing=Timing.FALLING)
                         for p in range(self.ports) for v in range(4)}
-        self.sinks = [NetStreamSink(dut, f"ports__{o}__o__{v}", dut.clk, dut.rst, side=Side.NETWORK, period_ns=PERIOD,
+        self.sinks = [NetStreamSink(dut, f"ports__{o}__o__{v}", dut.clk, dut.rst, period_ns=PERIOD,
                                     timing=Timing.FALLING, callback=lambda r, o=o: self.got(o, r))
                       for o in range(self.ports) for v in range(4)]
         self.tag = 0
 
     def got(self, o, rec):
         self.out_beats[o] += len(rec.beats)
-        self.hdr_out[(rec.packet[1] >> 45)] = rec.header_cycle
+        self.hdr_out[(rec.packet[0] >> 45)] = rec.header_cycle
 
     def start(self):
         for s in list(self.sources.values()) + self.sinks:
@@ -59,14 +59,23 @@ class Load:
         o = rng.randrange(self.ports)
         if v is None:
             v = rng.choice(self.vcs(p, one_vc))
-        if o < self.links:
-            first = route_char(o, 1, 0) if one_vc or rng.random() < 0.5 else route_char(o, 0, 1)
-        else:
-            first = eject_char(o - self.links)
+        # destination 2 * o + d: output o, on dateline VC d (the table of `program`)
+        d = 0 if one_vc or o >= self.links else rng.randrange(2)
         self.tag += 1
-        hdr = net_header(payload_words=6, specific=self.tag & 0x7FFFF)
-        self.sources[p, v].send(network_packet(route_word([first, eject_char(0)]), hdr, [], [0] * 6))
+        hdr = net_header(dst_node=2 * o + d, payload_words=7, specific=self.tag & 0x7FFFF)
+        self.sources[p, v].send(fu_packet(hdr, [], [0] * 7))
         return self.tag, self.sources[p, v]
+
+    async def program(self):
+        """Route table: destination ``2 * o + d`` to output ``o`` (a link port on dateline VC ``d``)."""
+        dut = self.dut
+        for o in range(self.ports):
+            for d in range(2):
+                entry = route_entry(port=o, dateline=d) if o < self.links else route_entry(net_port=o - self.links)
+                await FallingEdge(dut.clk)
+                dut.table_w_en.value, dut.table_w_addr.value, dut.table_w_data.value = 1, 2 * o + d, entry
+        await FallingEdge(dut.clk)
+        dut.table_w_en.value = 0
 
     def backlog(self, p):
         return sum(self.sources[p, v].pending() for v in range(4))
@@ -91,14 +100,14 @@ async def measure(dut):
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    await FallingEdge(dut.clk)
+    await load.program()
 
     # hop latency: one packet at a time into the idle crossbar
     lat = []
     for _ in range(16):
         tag, source = load.packet(rng.randrange(load.ports), one_vc=False)
         await run_cycles(dut, 30)
-        offered = source.log[-1][0]                 # the cycle its route beat was first offered
+        offered = source.log[-1][0]                 # the cycle its header was first offered
         lat.append(load.hdr_out[tag] - offered)
     res["hop_latency_cycles"] = max(lat)
     res["hop_latency_min"] = min(lat)

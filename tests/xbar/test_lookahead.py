@@ -8,23 +8,24 @@ import pytest
 from amaranth.sim import Simulator
 
 from rtl.xbar import Crossbar
-from sim.netroute import eject_char, net_header, network_packet, route_char, route_word
+from sim.netroute import fu_packet, net_header, route_entry
 
 LINKS, NETS = 2, 1
+VIA_LINK, HERE = 0, 1       # destination nodes: through link port 1, and this node (network port 0)
+TABLE = [route_entry(port=1), route_entry(net_port=0)]
 
 
-def _packet(route, tag):
-    return network_packet(route, net_header(payload_words=2, specific=tag), payload=[tag, tag + 1])
+def _packet(dst, tag):
+    return fu_packet(net_header(dst_node=dst, payload_words=2, specific=tag), payload=[tag, tag + 1])
 
 
 def _run(second_port, stall):
     """Input port 0 holds a request packet on VC 0 for link port 1 and a response packet on VC 2 for
     ``second_port``; VC 0's source stalls ``stall`` cycles before its last beat.  Returns the cycles
     in which input beats moved and the packets every output VC delivered."""
-    dut = Crossbar(link_ports=LINKS, net_ports=NETS)
-    via_link = route_word([route_char(1, 1), eject_char(0)])
-    first = _packet(via_link, 0x100)
-    second = _packet(route_word([eject_char(0)]) if second_port == LINKS else via_link, 0x200)
+    dut = Crossbar(link_ports=LINKS, net_ports=NETS, nodes=2, table_init=TABLE)
+    first = _packet(VIA_LINK, 0x100)
+    second = _packet(HERE if second_port == LINKS else VIA_LINK, 0x200)
     moved, got = [], {}
 
     async def source(ctx, vc, words, stall_before_last):
@@ -34,7 +35,7 @@ def _run(second_port, stall):
                 await ctx.tick().repeat(stall_before_last)
             ctx.set(s.valid, 1)
             ctx.set(s.payload.data, word)
-            ctx.set(s.payload.kind, 3 if k == 0 else 0 if k == 1 else 2)
+            ctx.set(s.payload.kind, 0 if k == 0 else 2)
             ctx.set(s.payload.first, k == 0)
             ctx.set(s.payload.last, k == len(words) - 1)
             await ctx.tick().until(s.ready)
@@ -81,10 +82,10 @@ def test_next_packet_without_gap(second_port, stall):
     assert len(cycles[0]) == len(first) and len(cycles[2]) == len(second), moved
     done = max(cycles[0]) if cycles[0][0] < cycles[2][0] else max(cycles[2])
     later = cycles[2] if cycles[0][0] < cycles[2][0] else cycles[0]
-    # the later packet's route beat moves in the cycle after the earlier packet's last beat
+    # the later packet's header moves in the cycle after the earlier packet's last beat
     assert later[0] == done + 1, moved
     assert later == list(range(later[0], later[0] + len(later))), moved
-    # both arrive whole (the route word updated by the crossbar, the rest unchanged)
+    # both arrive whole (the hop count updated by the crossbar, the rest unchanged)
     out = {k: p for k, ps in got.items() for p in ps}
     assert len(out) == 2, got
     assert out[(1, 0)][1:] == first[1:]

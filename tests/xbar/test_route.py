@@ -1,55 +1,53 @@
-"""The crossbar's routing step against sim.netroute.route_step, over every character it can see."""
+"""The crossbar's routing step against sim.netroute.table_step, over every entry, dateline rule and hop
+count it can see."""
 
 import itertools
-import random
 
+import pytest
 from amaranth.sim import Simulator
 
-from rtl.common.net import RouteError
+from rtl.common.net import MAX_HOPS, RouteError
 from rtl.xbar.route import RouteStep
-from sim.netroute import route_step
+from sim.netroute import table_step
 
 
-def _check(link_ports, net_ports, dateline, words):
-    dut = RouteStep(link_ports=link_ports, net_ports=net_ports, dateline=dateline)
+def _check(link_ports, net_ports, from_link, dateline, hop_counts=(0, MAX_HOPS - 1, MAX_HOPS)):
+    dut = RouteStep(link_ports=link_ports, net_ports=net_ports, from_link=from_link, dateline=dateline)
+    cases = itertools.product(range(64), (0, 1), range(32), (0, 1), hop_counts, (0, 1))
 
     async def bench(ctx):
-        for word, cls in words:
-            ctx.set(dut.route.as_value(), word)
+        for entry, in_table, rule, in_dateline, hops, cls in cases:
+            ctx.set(dut.entry.as_value(), entry)
+            ctx.set(dut.in_table, in_table)
+            ctx.set(dut.port_route.as_value(), rule)
+            ctx.set(dut.in_dateline, in_dateline)
+            ctx.set(dut.hops, hops)
             ctx.set(dut.cls, cls)
-            ref = route_step(word, link_ports=link_ports, net_ports=net_ports, dateline=dateline)
-            err = ctx.get(dut.error)
-            assert err == ref.error, (hex(word), err, ref)
+            # the reference: a one-entry table (or none, for a destination beyond it), the rule at port 0
+            ref = table_step([entry] if in_table else [], 0, hops=hops, in_port=0 if from_link else None,
+                             in_dateline=in_dateline, port_routes=[rule], link_ports=link_ports,
+                             net_ports=net_ports, dateline=dateline)
+            case = (entry, in_table, rule, in_dateline, hops, cls, ref)
+            assert ctx.get(dut.error) == ref.error, case
             if ref.error != RouteError.NONE:
                 continue
-            port = link_ports + ref.port if ref.eject else ref.port
-            assert ctx.get(dut.port) == port, (hex(word), ref)
-            assert ctx.get(dut.vc) == 2 * cls + ref.dateline, (hex(word), ref)
-            assert ctx.get(dut.next.as_value()) == ref.route, (hex(word), hex(ctx.get(dut.next.as_value())), ref)
-            # what the input port keeps to rebuild the route word as the beat leaves
-            hops = ctx.get(dut.next.as_value()) & 0xfff0
-            rebuilt = word >> 16 if ctx.get(dut.consume) else (word & ~0xfff0) | hops
-            assert rebuilt == ref.route, (hex(word), hex(rebuilt), ref)
+            assert ctx.get(dut.port) == (link_ports + ref.port if ref.eject else ref.port), case
+            assert ctx.get(dut.vc) == 2 * cls + ref.dateline, case
+            assert ctx.get(dut.next_hops) == ref.hops, case
 
     sim = Simulator(dut)
     sim.add_testbench(bench)
     sim.run()
 
 
-def test_every_character():
-    """Every port and hop-count combination of the current character (with random later characters),
-    both classes, on a 6-link 2-network-port crossbar, with and without the dateline."""
-    rng = random.Random(7)
-    words = []
-    for port, h0, h1 in itertools.product(range(16), (0, 1, 2, 31, 63), (0, 1, 5, 63)):
-        rest = rng.getrandbits(48)
-        words.append(((rest << 16) | port | h0 << 4 | h1 << 10, rng.randrange(2)))
-    for dateline in (True, False):
-        _check(6, 2, dateline, words)
+@pytest.mark.parametrize("from_link", [True, False])
+@pytest.mark.parametrize("dateline", [True, False])
+def test_every_entry(from_link, dateline):
+    """Every entry, in and beyond the table, every dateline rule and input VC, hop counts around the
+    limit, both classes, on a 6-link 2-network-port crossbar, at a link input and a network input."""
+    _check(6, 2, from_link, dateline)
 
 
 def test_small_crossbars():
-    rng = random.Random(8)
-    words = [(rng.getrandbits(64), rng.randrange(2)) for _ in range(400)]
     for links, nets in ((1, 1), (7, 4), (3, 2)):
-        _check(links, nets, True, words)
+        _check(links, nets, True, True, hop_counts=(1,))

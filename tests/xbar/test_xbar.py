@@ -13,7 +13,8 @@ from sim.tops.xbar import CountingCrossbar
     (dict(link_ports=8, net_ports=1), ValueError, "link_ports must be between 1 and 7, not 8"),
     (dict(link_ports=2, net_ports=5), ValueError, "net_ports must be between 1 and 4, not 5"),
     (dict(link_ports=2, net_ports=1, vcs=3), ValueError, "vcs must be 2 or 4, not 3"),
-    (dict(link_ports=2, net_ports=1, depth=12), ValueError, "depth must be between 13 and 64, not 12"),
+    (dict(link_ports=2, net_ports=1, depth=11), ValueError, "depth must be between 12 and 64, not 11"),
+    (dict(link_ports=2, net_ports=1, nodes=48), ValueError, "nodes must be a power of two, not 48"),
     (dict(link_ports=2.0, net_ports=1), TypeError, "link_ports must be an integer, not 2.0"),
 ])
 def test_parameter_errors(kwargs, exc, msg):

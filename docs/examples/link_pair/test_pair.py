@@ -4,28 +4,24 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-HEADER, COMMAND, PAYLOAD, ROUTE = 0, 1, 2, 3    # NetBeatKind
+HEADER, COMMAND, PAYLOAD = 0, 1, 2              # NetBeatKind
 RMA_COMPLETER = 3                               # NetUnit
-EJECT = 8                                       # RouteChar.port 8: leave the network at network port 0
 
 
-def header(*, dst_node, unit, command_words, payload_words, src_node=0, specific=0):
-    """NetHeader: dst_node 17:0, unit 20:18, command_words 22:21, payload_words 26:23, src_node 44:27,
-    specific 63:45."""
-    return (dst_node | unit << 18 | command_words << 21 | payload_words << 23 | src_node << 27
+def header(*, dst_node, unit, command_words, payload_words, src_node=0, hops=0, specific=0):
+    """NetHeader: dst_node 14:0, unit 17:15, command_words 19:18, payload_words 23:20, src_node 38:24,
+    hops 44:39, specific 63:45."""
+    return (dst_node | unit << 15 | command_words << 18 | payload_words << 20 | src_node << 24 | hops << 39
             | specific << 45)
 
 
 def packet(command, payload, **fields):
-    """A network-side packet: route word, network header, command words, payload words.  The route
-    word (NetRoute) here has one character that ejects at the first crossbar; link ports carry it as
-    it is."""
-    return [EJECT, header(command_words=len(command), payload_words=len(payload), **fields),
-            *command, *payload]
+    """A packet: network header, command words, payload words (link ports carry it as it is)."""
+    return [header(command_words=len(command), payload_words=len(payload), **fields), *command, *payload]
 
 
 def kinds(command_words, payload_words):
-    return [ROUTE, HEADER] + [COMMAND] * command_words + [PAYLOAD] * payload_words
+    return [HEADER] + [COMMAND] * command_words + [PAYLOAD] * payload_words
 
 
 async def send(dut, packets):
