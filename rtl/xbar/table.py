@@ -57,14 +57,20 @@ class RouteTable(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.mem = mem = Memory(shape=RouteEntry.as_shape().size, depth=self.nodes,
-                                          init=self.init)
-        wr = mem.write_port()
-        sw = mem.read_port()
-        m.d.comb += [wr.addr.eq(self.sw_w_addr), wr.data.eq(self.sw_w_data),
-                     wr.en.eq(Mux(self.sw_w_en, self.sw_w_be[0], 0)),
-                     sw.addr.eq(self.sw_r_addr), sw.en.eq(self.sw_r_en), self.sw_r_data.eq(sw.data)]
-        for k in range(self.reads):
-            rd = mem.read_port(domain="comb")
-            m.d.comb += [rd.addr.eq(self.addr[k]), self.data[k].eq(rd.data)]
+        width = RouteEntry.as_shape().size
+        en = Mux(self.sw_w_en, self.sw_w_be[0], 0)
+        # one copy per read port, every copy written alike: a memory with one write and one
+        # asynchronous read port is what LUT RAM (ECP5 DPR16X4) implements; yosys maps one memory
+        # with many read ports to flip-flops and multiplexers instead (ten times the LUTs)
+        for k in range(self.reads + 1):
+            mem = Memory(shape=width, depth=self.nodes, init=self.init)
+            m.submodules[f"copy{k}"] = mem
+            wr = mem.write_port()
+            m.d.comb += [wr.addr.eq(self.sw_w_addr), wr.data.eq(self.sw_w_data), wr.en.eq(en)]
+            if k < self.reads:
+                rd = mem.read_port(domain="comb")
+                m.d.comb += [rd.addr.eq(self.addr[k]), self.data[k].eq(rd.data)]
+            else:
+                sw = mem.read_port()
+                m.d.comb += [sw.addr.eq(self.sw_r_addr), sw.en.eq(self.sw_r_en), self.sw_r_data.eq(sw.data)]
         return m
