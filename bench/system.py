@@ -466,9 +466,10 @@ def notes(res):
                    "the cable a 2-cycle channel model without SERDES, and software is table 9-2's 300 ns",
         "bandwidth": "one 16-bit link at 156.25 MHz carries at most 312.5 MB/s raw; the prototype's 275 MB/s "
                      "is the same link's payload rate.  Here every RMA data packet carries one 64-byte line "
-                     "behind a network header, the first of an operation a command word more (9 beats of 4 "
-                     "phits, plus the flit's header and CRC phits: 38 link cycles per 64 bytes, a bound of "
-                     "0.84).  What would reach 0.91 of the raw rate: packets of more than one line",
+                     "behind a network header, the first of an operation a command word more: 8 of every 9 "
+                     "beats are payload, and the link carries large packets at 0.955 of its raw bits "
+                     "(bench/link.py efficiency_max_packet), a bound of 0.955 x 8 / 9 = 0.849.  What would "
+                     "reach 0.91 of the raw rate: packets of three or more lines behind one header",
         "message_rate": "the host model issues CPU stores back to back at the port (t_cd is a latency, not an "
                         "occupancy), so the rates are the NIC's, not a CPU's: the prototype's rates include the "
                         "processor's cost per store and per poll",
