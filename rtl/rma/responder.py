@@ -246,18 +246,20 @@ class RmaResponder(wiring.Component):
         vpid = s.dst_vpid
         out_hdr, rc = ptx.packets.payload.hdr, ptx.packets.payload.cmd
         back = Signal(RmaNetFields)
+        rsp_error = Signal(RmaError)
         m.d.comb += [
+            rsp_error.eq(Mux(error != RmaError.NONE, error,
+                             Mux(back.last & dma_error, RmaError.DMA_ERROR, RmaError.NONE))),
             back.command.eq(s.command), back.cpl_notify.eq(s.cpl_notify), back.cache_line.eq(s.cache_line),
             back.irq.eq(s.irq), back.src_vpid.eq(vpid), back.dst_vpid.eq(s.src_vpid),
             back.last.eq(~is_get | (error != RmaError.NONE) | (pk_off + words == total)),
             out_hdr.dst_node.eq(hdr.src_node), out_hdr.unit.eq(NetUnit.RMA_COMPLETER),
-            out_hdr.command_words.eq(Mux(is_get, Mux((pk_off == 0) | (rc.error != RmaError.NONE),
+            out_hdr.command_words.eq(Mux(is_get, Mux((pk_off == 0) | (rsp_error != RmaError.NONE),
                                                      DATA_COMMAND_WORDS, 0), NET_COMMAND_WORDS)),
             out_hdr.payload_words.eq(words), out_hdr.src_node.eq(self.node_id), out_hdr.specific.eq(back),
             rc.dst_qw.eq(Mux(is_get, c.arg[:41], c.dst_qw)), rc.size_m1.eq(Mux(is_get, c.size_m1, 0)),
             rc.offset_qw.eq(Mux(is_get, pk_off, 0)),
-            rc.error.eq(Mux(error != RmaError.NONE, error,
-                            Mux(back.last & dma_error, RmaError.DMA_ERROR, RmaError.NONE))),
+            rc.error.eq(rsp_error),
             rc.arg.eq(Mux(is_get, c.dst_qw, Mux(error == RmaError.NONE, result, 0))),
         ]
         e = self.notes.payload.entry
