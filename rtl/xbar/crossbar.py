@@ -122,21 +122,22 @@ class Crossbar(wiring.Component):
         m = Module()
         P = self.link_ports + self.net_ports
         ins, outs = [], []
-        m.submodules.table = table = RouteTable(nodes=self.nodes, reads=P * self.vcs, init=self.table_init)
+        for p in range(P):
+            ins.append(XbarInput(link_ports=self.link_ports, net_ports=self.net_ports,
+                                 from_link=p < self.link_ports, nodes=self.nodes, vcs=self.vcs,
+                                 dateline=self.dateline))
+        reads = [(x, v) for x in ins for v in x.routed_vcs]
+        m.submodules.table = table = RouteTable(nodes=self.nodes, reads=len(reads), init=self.table_init)
         for name in ("r_addr", "r_en", "w_addr", "w_en", "w_data", "w_be"):
             m.d.comb += getattr(table, f"sw_{name}").eq(getattr(self, f"table_{name}"))
         m.d.comb += self.table_r_data.eq(table.sw_r_data)
-        for p in range(P):
-            m.submodules[f"in{p}"] = x = XbarInput(link_ports=self.link_ports, net_ports=self.net_ports,
-                                                   from_link=p < self.link_ports, nodes=self.nodes,
-                                                   vcs=self.vcs, dateline=self.dateline)
-            for v in range(self.vcs):
-                k = p * self.vcs + v
-                m.d.comb += [table.addr[k].eq(x.lookup[v]), x.entries[v].eq(table.data[k])]
+        for k, (x, v) in enumerate(reads):
+            m.d.comb += [table.addr[k].eq(x.lookup[v]), x.entries[v].eq(table.data[k])]
+        for p, x in enumerate(ins):
+            m.submodules[f"in{p}"] = x
             if p < self.link_ports:
                 m.d.comb += x.port_route.eq(self.port_routes[p])
             m.submodules[f"out{p}"] = y = XbarOutput(index=p, ports=P, vcs=self.vcs, depth=self.depth)
-            ins.append(x)
             outs.append(y)
             for v in range(self.vcs):
                 wiring.connect(m, wiring.flipped(self.ports[p].i[v]), x.i[v])

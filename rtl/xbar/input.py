@@ -4,7 +4,8 @@ Dissertation ch. 7.3 (the EXTOLL crossbar switches cut-through with table routin
 ``docs/network.md``. The port has one stream per VC (from a link port's receive buffers or a network
 port). The head of every stream that is not being read is the header beat of its next packet; a
 :class:`~rtl.xbar.route.RouteStep` per VC routes it, with the crossbar's route table entry for its
-``dst_node`` (one combinational read port per VC) and the port's dateline rule. Among the VCs whose
+``dst_node`` (one combinational read port per VC; a network port injects on dateline VC 0 only, so
+its VC 1 packets are dropped as malformed without a read) and the port's dateline rule. Among the VCs whose
 output (port and VC) is available now (``avail``, the outputs' registers; the output of the packet
 being read counts as available, it becomes so near that packet's end) one is chosen round-robin, and
 the choice is registered (the *decision*): a drop starts from the register, anything else is requested
@@ -51,7 +52,7 @@ class InputEvents(data.Struct):
     """One-cycle strobes of an input port."""
     packet: 1       # a packet was granted an output
     missing: 1      # a packet was dropped: its table entry names a port this crossbar does not have
-    malformed: 1    # a packet was dropped: it does not start with a header beat
+    malformed: 1    # a packet was dropped: no header beat first, or a network port's dateline VC 1
     no_route: 1     # a packet was dropped: its destination is beyond the table, or the entry is not valid
     loop: 1         # a packet was dropped: it had taken MAX_HOPS link hops
 
@@ -100,7 +101,8 @@ class XbarInput(wiring.Component):
     i : In(NetStreamSignature()).array(vcs)
         The port's packets, one stream per VC.
     lookup : Out(range(nodes)).array(vcs) ; entries : In(RouteEntry).array(vcs)
-        Per VC the route table's read address (the head's ``dst_node``) and entry (combinational).
+        Per VC the route table's read address (the head's ``dst_node``) and entry (combinational);
+        only the VCs of :attr:`routed_vcs` read the table (the others' ``entries`` are ignored).
     port_route : In(PortRoute)
         The port's dateline rule (a register of the crossbar).
     avail : In(ArrayLayout(4, ports))
@@ -123,6 +125,9 @@ class XbarInput(wiring.Component):
     def __init__(self, *, link_ports, net_ports, from_link, nodes, vcs=NUM_NET_VCS, dateline=True):
         self._links, self._nets, self._vcs, self._dateline = link_ports, net_ports, vcs, dateline
         self._from_link, self._nodes = from_link, nodes
+        #: the VCs whose packets are routed (a table read each): every VC at a link port, dateline VC 0
+        #: at a network port (its packets on dateline VC 1 are dropped as ``MALFORMED``)
+        self.routed_vcs = tuple(v for v in range(vcs) if from_link or v % 2 == 0)
         ports = link_ports + net_ports
         super().__init__({
             "i": In(NetStreamSignature()).array(vcs),
@@ -240,17 +245,21 @@ class XbarInput(wiring.Component):
         rows, eligible = [], []
         for v in range(V):
             head = self.i[v].payload
-            m.d.comb += self.lookup[v].eq(NetHeader(head.data).dst_node)
-            step = self._step(m, f"route{v}", head, self.entries[v], v)
             row = Signal(_Decision(V, len(self.dest_port)), name=f"vc{v}_decision")
-            bad = Mux(head.first & (head.kind == NetBeatKind.HEADER), step.error, RouteError.MALFORMED)
-            m.d.comb += [row.req.eq(bad == RouteError.NONE), row.drop.eq(bad != RouteError.NONE),
-                         row.err.eq(bad), row.vc.eq(v), row.port.eq(step.port), row.ovc.eq(step.vc),
-                         row.hops.eq(step.next_hops)]
-            # A hint only (the output checks availability itself): the head's output is unavailable.
             blocked = Signal(name=f"vc{v}_blocked")
-            m.d.comb += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1)
-                                   & ~(active & (step.port == self.dest_port)))
+            m.d.comb += row.vc.eq(v)
+            if v in self.routed_vcs:
+                m.d.comb += self.lookup[v].eq(NetHeader(head.data).dst_node)
+                step = self._step(m, f"route{v}", head, self.entries[v], v)
+                bad = Mux(head.first & (head.kind == NetBeatKind.HEADER), step.error, RouteError.MALFORMED)
+                m.d.comb += [row.req.eq(bad == RouteError.NONE), row.drop.eq(bad != RouteError.NONE),
+                             row.err.eq(bad), row.port.eq(step.port), row.ovc.eq(step.vc),
+                             row.hops.eq(step.next_hops)]
+                # A hint only (the output checks availability itself): the head's output is unavailable.
+                m.d.comb += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1)
+                                       & ~(active & (step.port == self.dest_port)))
+            else:       # a network port injects on dateline VC 0 only: anything else is malformed
+                m.d.comb += [row.drop.eq(1), row.err.eq(RouteError.MALFORMED)]
             ok = Signal(name=f"vc{v}_eligible")
             m.d.comb += ok.eq(self.i[v].valid & ~(active & (cur_vc == v)) & ~blocked)
             rows.append(row)

@@ -111,6 +111,9 @@ class Bench:
             self.dropped[p, "malformed"] += 1
             return
         self.sources[p, v].send(words)
+        if p >= self.links and v % 2:   # a network port injects on dateline VC 0 only
+            self.dropped[p, "malformed"] += 1
+            return
         step = table_step(self.table, dst, hops=hops, in_port=p if p < self.links else None, in_dateline=v % 2,
                           port_routes=self.rules, link_ports=self.links, net_ports=self.nets)
         if step.error != RouteError.NONE:
