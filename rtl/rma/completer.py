@@ -133,27 +133,9 @@ class RmaCompleter(wiring.Component):
 
         # the page: physical, the kept translation or a new one
         ppn = Signal(PPN_BITS)
-        kept = Signal(data.StructLayout({"valid": 1, "vpid": len(spec.dst_vpid), "page": NLA_PAGE_BITS,
-                                         "ppn": PPN_BITS}))
-        hit = kept.valid & (kept.vpid == spec.dst_vpid) & (kept.page == addr_qw[9:])
-        m.submodules.translate = xl = RmaTranslateStep()
-        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
-        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
-        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.stale.eq(self.stale), xl.flush.eq(self.flush),
-                     xl.req.payload.write.eq(1), xl.req.payload.vpid.eq(spec.dst_vpid),
-                     xl.req.payload.page.eq(addr_qw[9:])]
-        with m.If(self.flush):
-            m.d.sync += kept.valid.eq(0)
-
-        incoming = NetHeader(rx.payload.data)
-        trains = self._trains(m, incoming, hdr, c, is_get)
-
-        beat = self.tx.payload
-        h = beat.word.header
-        m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
-                     h.src.eq(self.htax_port), h.dst.eq(self.host_port),
-                     h.body.mem.addr.eq(Cat(Const(0, 3), addr_qw[:9], ppn)),
-                     h.body.mem.length.eq(n), h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
+        xl, kept, hit = self._translation(m, spec, addr_qw)
+        trains = self._trains(m, NetHeader(rx.payload.data), hdr, c, is_get)
+        beat = self._write_header(m, addr_qw, ppn, n)
 
         def done():
             m.d.comb += [self.put_incr.eq(spec.last & is_put & ~fault),
@@ -168,7 +150,7 @@ class RmaCompleter(wiring.Component):
                     m.d.sync += [hdr.eq(rx.payload.data), cmd_words[64:].eq(0)]
                     with m.If(rx.payload.first & (rx.payload.kind == NetBeatKind.HEADER) & ~rx.payload.last):
                         m.next = "CMD0"
-                        with m.If(incoming.command_words == 0):
+                        with m.If(NetHeader(rx.payload.data).command_words == 0):
                             m.next = "TRAIN"
                     with m.Else():
                         m.d.comb += self.dropped_incr.eq(1)
@@ -257,6 +239,32 @@ class RmaCompleter(wiring.Component):
                 with m.If(rx.valid & rx.payload.last):
                     m.next = "IDLE"
         return m
+
+    def _translation(self, m, spec, addr_qw):
+        """The translation step and the kept translation; returns them and whether the packet's page
+        (of ``addr_qw``, for the VPID of ``spec``) hits the kept one."""
+        kept = Signal(data.StructLayout({"valid": 1, "vpid": len(spec.dst_vpid), "page": NLA_PAGE_BITS,
+                                         "ppn": PPN_BITS}))
+        hit = kept.valid & (kept.vpid == spec.dst_vpid) & (kept.page == addr_qw[9:])
+        m.submodules.translate = xl = RmaTranslateStep()
+        wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
+        wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.stale.eq(self.stale), xl.flush.eq(self.flush),
+                     xl.req.payload.write.eq(1), xl.req.payload.vpid.eq(spec.dst_vpid),
+                     xl.req.payload.page.eq(addr_qw[9:])]
+        with m.If(self.flush):
+            m.d.sync += kept.valid.eq(0)
+        return xl, kept, hit
+
+    def _write_header(self, m, addr_qw, ppn, n):
+        """The payload write's HTAX header (``n`` words to page ``ppn``); returns the beat."""
+        beat = self.tx.payload
+        h = beat.word.header
+        m.d.comb += [beat.vc.eq(HtaxVC.POSTED), h.cmd.eq(HtaxCmd.WRITE), h.vc.eq(HtaxVC.POSTED),
+                     h.src.eq(self.htax_port), h.dst.eq(self.host_port),
+                     h.body.mem.addr.eq(Cat(Const(0, 3), addr_qw[:9], ppn)),
+                     h.body.mem.length.eq(n), h.body.mem.first_be.eq(0xFF), h.body.mem.last_be.eq(0xFF)]
+        return beat
 
     def _note(self, m, hdr, c, error, sized):
         """The completer notification of the packet whose header is ``hdr`` (sent in ``NOTIFY``)."""
