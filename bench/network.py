@@ -16,10 +16,11 @@ Fabric (tests/fabric/tb_fabric.py on sim/tops/fabric.py, default link ports):
   taken at the destination unit) at a sweep of offered loads, plotted into
   ``docs/network_latency_vs_load.png``.
 * ``sim_cycles_per_s``: simulated cycles per wall-clock second of the saturated 2 x 2 x 2 torus
-  (Verilator, ``EXTOLL_CXX_OPT``).
+  (Verilator, models compiled at ``EXTOLL_CXX_OPT``, ``-O2`` unless set; recorded as ``cxx_opt``).
 """
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -39,11 +40,15 @@ RATES = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 1.0)   # request starts pe
 LINKS, NETS = 6, 2
 
 
+def cxx_opt():
+    return os.environ.get("EXTOLL_CXX_OPT", "-O2")
+
+
 def crossbar(seed=1, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(CountingCrossbar(link_ports=LINKS, net_ports=NETS, **params), name="xbar_6_2",
                    test_module="tests.xbar.tb_xbar_bench", testcase="measure",
-                   params={"links": LINKS, "nets": NETS, "out": f.name}, seed=seed)
+                   params={"links": LINKS, "nets": NETS, "out": f.name}, seed=seed, cxx_opt=cxx_opt())
         with open(f.name) as g:
             return json.load(g)
 
@@ -52,7 +57,8 @@ def fabric(topo, name, testcase, **params):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run_cocotb(Fabric(topo, traffic=testcase == "hdl_traffic", latency=0 if testcase == "latency" else 1),
                    name=name, test_module="tests.fabric.tb_fabric", testcase=testcase,
-                   params=dict(params, nodes=topo.nodes, shape=list(topo.shape), wrap=topo.wrap, out=f.name), seed=1)
+                   params=dict(params, nodes=topo.nodes, shape=list(topo.shape), wrap=topo.wrap, out=f.name), seed=1,
+                   cxx_opt=cxx_opt())
         with open(f.name) as g:
             return json.load(g)
 
@@ -102,7 +108,7 @@ def main():
     metrics["sim_cycles_per_s"] = sat["cycles_per_s"]
     plot(points, DOCS_DIR / "network_latency_vs_load.png")
     write_bench("network", metrics, {"crossbar_link_ports": LINKS, "crossbar_net_ports": NETS,
-                                     "crossbar_packet_beats": 8, "seed": r["seed"],
+                                     "crossbar_packet_beats": 8, "seed": r["seed"], "cxx_opt": cxx_opt(),
                                      "fabric_latency_vs_load": points})
 
 
