@@ -62,6 +62,12 @@ def net_vc(cls, dateline):
     return 2 * int(getattr(cls, "value", cls)) + dateline
 
 
+def injection_vcs(vcs=NUM_NET_VCS):
+    """The VCs a network port injects on and ejects from: dateline VC 0 of each of the ``vcs // 2``
+    classes.  A crossbar routes a network port's packets only on these (others are ``MALFORMED``)."""
+    return tuple(net_vc(cls, 0) for cls in range(vcs // 2))
+
+
 class RouteError(enum.Enum, shape=3):
     """Why a crossbar drops a packet (it cannot be routed at this node)."""
     NONE = 0

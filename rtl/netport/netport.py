@@ -20,7 +20,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.arbiter import PacketArbiter
-from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetClass, NetStreamSignature, NetUnit, net_vc
+from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetClass, NetStreamSignature, NetUnit, injection_vcs, net_vc
 from rtl.common.params import check_distinct, check_int
 
 from .ejector import Ejector, EjectorEvents
@@ -99,7 +99,7 @@ class NetworkPort(wiring.Component):
             for k in range(len(self.sinks)):
                 merges[k].append(ej.lanes[k])
         for v in range(NUM_NET_VCS):
-            if v not in (net_vc(cls, 0) for cls in _CLASSES):
+            if v not in injection_vcs():
                 m.d.comb += self.xbar_i[v].ready.eq(1)
         for k, lanes in enumerate(merges):
             m.submodules[f"deliver{k}"] = arb = PacketArbiter(count=len(lanes))

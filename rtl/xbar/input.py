@@ -39,6 +39,7 @@ from rtl.common.net import (
     PortRoute,
     RouteEntry,
     RouteError,
+    injection_vcs,
     last_index,
 )
 from rtl.common.rr import past_mask, round_robin_select
@@ -127,7 +128,7 @@ class XbarInput(wiring.Component):
         self._from_link, self._nodes = from_link, nodes
         #: the VCs whose packets are routed (a table read each): every VC at a link port, dateline VC 0
         #: at a network port (its packets on dateline VC 1 are dropped as ``MALFORMED``)
-        self.routed_vcs = tuple(v for v in range(vcs) if from_link or v % 2 == 0)
+        self.routed_vcs = tuple(range(vcs)) if from_link else injection_vcs(vcs)
         ports = link_ports + net_ports
         super().__init__({
             "i": In(NetStreamSignature()).array(vcs),
