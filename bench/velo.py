@@ -10,8 +10,8 @@
 * ``loopback_latency_cycles_{8,56}B``: in ``sim.tops.velo.VeloSystem`` on Verilator, a node sending
   to itself: from the cycle the CPU store is issued (:meth:`sim.host.HostModel.write`) to the cycle the
   slot's WRITE, status word first, lands in host memory (host model at table 3-1's latencies).  The
-  system is built from ``configs/default.toml`` as it is: the eight-port ``HtaxPipelined``, of which
-  the system uses three ports (host, register file, VELO); the other five are idle.
+  system is built from ``configs/default.toml`` as it is: the five-port ``HtaxPipelined``, of which
+  the system uses three ports (host, register file, VELO); the other two are idle.
 * ``link_cycles_56B``: link cycles of one 56-byte VELO message on the default link: one data flit of
   network header and seven payload words (the same count as ``bench/link.py``'s
   ``link_cycles_56B_single_packet``).

@@ -155,7 +155,7 @@ NOTES = {
     _NET: "Crossbar figures on the 8-port crossbar (6 link + 2 network ports, 4 VCs, 8-beat packets); "
           "fabric figures with default link ports; definitions in `bench/network.py` and `docs/network.md`.",
     _VELO: "Latencies and rates at the requester's and completer's ports (outputs ready), loopback "
-           "through the default eight-port switch, host memory at 44 cycles; definitions in "
+           "through the default five-port switch, host memory at 44 cycles; definitions in "
            "`docs/velo.md`.",
     _SYS: "NICs of `configs/test_nic.toml` (rows \"NIC of record\": the default NIC, tables shrunk), 2-cycle "
           "cable, virtual addresses; ns = cycles x 6.4 + table 3-1's "

@@ -15,7 +15,7 @@ CASES = {
     "key": ("[atu]\nflavour = 1\n", "{f}: unknown key 'flavour' in section [atu]", "atu"),
     "tlb": ("[atu]\ntlb_entries = 1000\n", "{f}: [atu] tlb_entries must be a power of two, not 1000", "atu"),
     "plan": ("[htax]\nports = 4\n",
-             "{f}: [htax] ports must be more than the highest HTAX port the NIC uses ([0, 1, 2, 3, 6]), not 4",
+             "{f}: [htax] ports must be more than the highest HTAX port the NIC uses ([0, 1, 2, 3, 4]), not 4",
              "nic"),
     "toml": ("[atu\n", "{f}: not valid TOML: ", "atu"),
     "ways": ("[atu]\ntlb_ways = 3\n", "{f}: [atu] tlb_ways must be ", "atu"),

@@ -21,7 +21,7 @@ def _cfg(**sections):
 
 
 def test_default_ports():
-    assert nic_ports(load()) == {"host": 0, "regs": 1, "atu": 2, "rma": 3, "velo": 6}
+    assert nic_ports(load()) == {"host": 0, "regs": 1, "atu": 2, "rma": 3, "velo": 4}
     nic = Nic(load())
     assert len(nic.phy) == load()["xbar"]["link_ports"]
 
@@ -31,8 +31,8 @@ def test_default_ports():
      r"^\[atu\] fu_ports must be \[3\] \(the RMA port\) in the NIC, not \[3, 4, 5\]$"),
     (dict(velo={"htax_port": 3}), r"^rma and velo HTAX ports must differ, both are 3$"),
     (dict(velo={"host_port": 5}), r"^\[velo\] host_port must be the host's port 0 \(\[rma\] host_port\), not 5$"),
-    (dict(htax={"ports": 6}),
-     r"^\[htax\] ports must be more than the highest HTAX port the NIC uses \(\[0, 1, 2, 3, 6\]\), not 6$"),
+    (dict(htax={"ports": 4}),
+     r"^\[htax\] ports must be more than the highest HTAX port the NIC uses \(\[0, 1, 2, 3, 4\]\), not 4$"),
     (dict(xbar={"link_ports": 0}), r"^\[xbar\] link_ports must be between 1 and 7, not 0$"),
     (dict(regs={"link_ports": 4}), r"^\[regs\] link_ports must be at least \[xbar\] link_ports 6, not 4$"),
 ])

@@ -1,7 +1,7 @@
 """cocotb benchmark of VELO's loopback latency (``bench/velo.py`` runs it; results to ``params["out"]``).
 
 One node of :class:`sim.tops.velo.VeloSystem` built from ``configs/default.toml`` as it is (the
-eight-port ``HtaxPipelined``), sending to itself: from the cycle a CPU store is issued to the cycle
+five-port ``HtaxPipelined``), sending to itself: from the cycle a CPU store is issued to the cycle
 the completer's slot WRITE (status word first) is applied to host memory, for 8- and 56-byte
 messages.  Each length is measured three times on an idle system; the figure is the largest, and the
 payload is checked."""
