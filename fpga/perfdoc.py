@@ -50,9 +50,11 @@ def _number(v):
 
 
 def format_value(value, unit=""):
-    """``value`` as table text: a number with its unit, a list as ``a / b``, an object as ``k: v``."""
+    """``value`` as table text: a number with its unit, a list as ``a / b``, an object as ``k: v`` (an
+    object of objects or lists as ``k: a / b``)."""
     if isinstance(value, dict):
-        text = ", ".join(f"{k}: {_number(v)}" for k, v in value.items())
+        text = ", ".join(f"{k}: {format_value(list(v.values()) if isinstance(v, dict) else v)}"
+                         for k, v in value.items())
     elif isinstance(value, list):
         text = " / ".join(_number(v) for v in value)
     else:

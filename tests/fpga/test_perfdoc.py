@@ -88,6 +88,8 @@ def test_helpers():
     assert format_value(1.0, "phits/cycle") == "1.0 phits/cycle"
     assert format_value(18520, "cycles/s") == "18520 cycles/s"
     assert format_value(2.5e6) == "2500000"
+    assert format_value({"a": 1, "b": 0.5}, "cycles") == "a: 1, b: 0.5 cycles"
+    assert format_value({"link0": {"lut4": 10, "ff": 4}, "top": [1, 2]}) == "link0: 10 / 4, top: 1 / 2"
     assert goal_met(at_most(5), [4, 5], {}) is True
     assert goal_met(at_most(5), {"1": 4, "2": 6}, {}) is False
     assert goal_met(at_most(5), "text", {}) is None
@@ -114,9 +116,9 @@ def test_unknown_source_is_refused(build):
         render([Metric("X", "bench/nowhere", "k", "k")], SOURCES, {}, build=build)
 
 
-def test_registry_renders_under_230_lines(tmp_path):
+def test_registry_renders_under_240_lines(tmp_path):
     text = render(build=tmp_path)
-    assert len(text.splitlines()) < 230
+    assert len(text.splitlines()) < 240
     assert sum("not measured" in r for r in rows(text)) == len(registry.METRICS) + len(
         {m.source for m in registry.METRICS})
     assert set(registry.NOTES) <= {m.section for m in registry.METRICS}
