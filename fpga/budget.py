@@ -2,11 +2,11 @@
 
 Issue 45, step 4: at the 156.25 MHz core clock (6.4 ns) a register stage on ECP5 -8 gets at most 7 LUT
 levels (a placed LUT4 with the routing into it costs most of a nanosecond; clock-to-out and setup take
-the rest of the period).  This check runs ``synth_ecp5`` only (no place and route: a
-minute for most units, a few for the NIC), measures the levels with :func:`fpga.timing.logic_depth`
-and lists every register group with an input above the budget, deepest first, so a regression shows
-in minutes rather than after an hour of nextpnr.  The levels are a proxy: routing decides the clock,
-and ``make report`` measures it.
+the rest of the period).  This check runs ``synth_ecp5`` only (no place and route: under a
+minute for most units, about 14 minutes for the default NIC on one core), measures the levels with
+:func:`fpga.timing.logic_depth` and lists every register group with an input above the budget,
+deepest first, so a regression shows without the hours of a NIC place and route.  The levels are a
+proxy: routing decides the clock, and ``make report`` measures it.
 
 For each unit (``fpga.units``, or ``--unit``) from one configuration it writes
 ``build/budget/<unit>/`` (Verilog, netlist, synthesis log), and ``build/budget/budget.json`` and
