@@ -137,7 +137,9 @@ class Crossbar(wiring.Component):
             m.submodules[f"in{p}"] = x
             if p < self.link_ports:
                 m.d.comb += x.port_route.eq(self.port_routes[p])
-            m.submodules[f"out{p}"] = y = XbarOutput(index=p, ports=P, vcs=self.vcs, depth=self.depth)
+            # a link port takes a beat in two or four cycles (its phits): half the memory rate will do
+            m.submodules[f"out{p}"] = y = XbarOutput(index=p, ports=P, vcs=self.vcs, depth=self.depth,
+                                                     prefetch=1 if p < self.link_ports else 2)
             outs.append(y)
             for v in range(self.vcs):
                 wiring.connect(m, wiring.flipped(self.ports[p].i[v]), x.i[v])

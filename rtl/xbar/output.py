@@ -7,6 +7,8 @@ a whole packet of the largest size in the VC's queue (``free`` counts the queue'
 stored nor reserved; a packet's unused reservation comes back when its last beat is stored), so a
 granted packet never waits for room: a VC whose sink stops fills only its own queue, never holds the
 port, and the other VCs keep moving (virtual cut-through, no head-of-line blocking between VCs).
+The queues share one block RAM (:class:`~rtl.xbar.queues.VcQueues`); each VC's output stream comes
+from registers.
 
 Grants go to the requesting input granted least recently (a matrix arbiter: a granted input drops
 below every other), so an input that requests a port whenever the port grants waits for at most
@@ -16,17 +18,19 @@ Timing: requests come from the inputs' registers, and the grant is computed from
 ``avail`` (a register: the port's availability in the previous cycle, cleared after a grant, so it
 never promises more than the port has now); the grant goes back to the input from a register, and
 what follows from it (the reservation, the arbiter's order) is booked one cycle later, while the
-port is unavailable anyway.
+port is unavailable anyway.  Beats leaving the queues and a packet's unused reservation come back
+to ``free`` a cycle late, from registers.
 """
 
 from amaranth.hdl import Assert, Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import MAX_PACKET_BEATS, NUM_NET_VCS, NetBeat, NetHeader, NetStreamSignature, last_index
 from rtl.common.rr import one_hot_select
 
 from .input import XbarRequestSignature
+from .queues import VcQueues
 
 __all__ = ["XbarOutput", "OutputEvents"]
 
@@ -47,6 +51,9 @@ class XbarOutput(wiring.Component):
     vcs : int
     depth : int
         Beats per VC queue, at least :data:`~rtl.common.net.MAX_PACKET_BEATS`.
+    prefetch : int
+        Registers per VC in front of its output stream (:class:`~rtl.xbar.queues.VcQueues`): 2 streams
+        a VC from the memory at one beat per cycle, 1 at one beat every second cycle.
 
     Members
     -------
@@ -65,14 +72,15 @@ class XbarOutput(wiring.Component):
     avail : Out(4)
         ``avail[u]``: this port grants requests for VC ``u`` (a register).
     o : Out(NetStreamSignature()).array(vcs)
-        The VC queues' outputs.
+        The VC queues' outputs, from registers.
     events : Out(OutputEvents)
     """
 
     AHEAD = 3
 
-    def __init__(self, *, index, ports, vcs=NUM_NET_VCS, depth=16):
+    def __init__(self, *, index, ports, vcs=NUM_NET_VCS, depth=16, prefetch=2):
         self._index, self._ports, self._vcs, self._depth = index, ports, vcs, depth
+        self._prefetch = prefetch
         super().__init__({
             "reqs": In(XbarRequestSignature(ports)).array(ports),
             "grant": Out(ports),
@@ -138,36 +146,36 @@ class XbarOutput(wiring.Component):
         g_vc = Signal(2)
         m.d.sync += g_vc.eq(one_hot_select(m, grant, [r.vc for r in self.reqs], name="g_vc"))
 
-        queues = []
+        m.submodules.queues = queues = VcQueues(vcs=V, depth=D, prefetch=self._prefetch)
+        m.d.comb += [queues.w_en.eq(store), queues.w_vc.eq(src_vc), queues.w_data.eq(src)]
+        # Beats leaving and a packet's unused reservation come back to `free` a cycle late (from
+        # registers: the sinks' ready and the input's `last` do not reach the counters).
+        popped = Signal(V)
+        refund, refund_vc = Signal(range(MAX_PACKET_BEATS)), Signal(2)
+        m.d.sync += [popped.eq(Cat(o.valid & o.ready for o in self.o)),
+                     refund.eq(Mux(ending, MAX_PACKET_BEATS - 1 - written, 0)), refund_vc.eq(src_vc)]
         for u in range(V):
-            m.submodules[f"vc{u}_queue"] = q = fifo.SyncFIFO(width=NetBeat.as_shape().size, depth=D)
-            queues.append(q)
-            out = self.o[u]
-            m.d.comb += [
-                q.w_en.eq(store & (src_vc == u)), q.w_data.eq(src),
-                out.valid.eq(q.r_rdy), out.payload.eq(q.r_data), q.r_en.eq(out.ready),
-            ]
-            pop = out.valid & out.ready
+            wiring.connect(m, queues.o[u], wiring.flipped(self.o[u]))
             take = self.grant.any() & (g_vc == u)
-            refund = ending & (src_vc == u)
-            m.d.sync += free[u].eq(free[u] - Mux(take, MAX_PACKET_BEATS, 0) + pop
-                                   + Mux(refund, MAX_PACKET_BEATS - 1 - written, 0))
+            m.d.sync += free[u].eq(free[u] - Mux(take, MAX_PACKET_BEATS, 0) + popped[u]
+                                   + Mux(refund_vc == u, refund, 0))
         m.d.comb += self.events.packet.eq(Cat(o.valid & o.ready & o.payload.first for o in self.o).any())
 
         if platform == "formal":
-            self._properties(m, queues, free, wants, grant, grant_any, nxt_act)
+            self._properties(m, queues, free, wants, grant, grant_any, nxt_act, popped, refund, refund_vc)
         return m
 
-    def _properties(self, m, queues, free, wants, grant, grant_any, nxt_act):
+    def _properties(self, m, queues, free, wants, grant, grant_any, nxt_act, popped, refund, refund_vc):
         """The output's contract: a stored beat always finds room (reserved at the grant), the free
         count never promises room that is taken, and an input that requests this port in every cycle
         in which it may waits for at most ``ports - 1`` grants to others (least recently served first)."""
         P, D = self._ports, self._depth
         m.d.comb += Assert(~(grant_any & nxt_act))
-        for u, q in enumerate(queues):
-            with m.If(q.w_en):
-                m.d.comb += Assert(q.w_rdy)
-            m.d.comb += Assert(free[u] + q.level <= D)
+        for u in range(self._vcs):
+            with m.If(queues.w_en & (queues.w_vc == u)):
+                m.d.comb += Assert(queues.level[u] < D)
+            # with what comes back a cycle late counted
+            m.d.comb += Assert(free[u] + queues.level[u] + popped[u] + Mux(refund_vc == u, refund, 0) <= D)
         for i in range(P):
             passed = Signal(range(P + 1), name=f"f_passed{i}")     # grants to others while i waits
             with m.If(wants[i] & ~grant[i]):
