@@ -7,7 +7,7 @@
   ``depth`` are on the path.  Asserted: ``o`` obeys the stream rules, carries ``i`` unchanged and moves
   exactly when ``i`` does, and :func:`order_rule`: ``o`` rises only while no packet issued in an earlier
   cycle is still on its way (counted here, not read from the fence).
-* ``fence_buffered`` (bounded, 12 cycles): the fence with an :class:`~rtl.rma.streams.RmaSlice` on the fenced
+* ``fence_buffered`` (bounded, 12 cycles): the fence with an :class:`~rtl.common.slice.RegisterSlice` on the fenced
   path, ``issued`` at the slice's input and ``arrived`` at its output, as in
   :class:`~rtl.rma.rma.Rma`: the order rule holds with a buffer inside the fence's span; the
   environment of the fence is now the slice, so the arrival contract is asserted, not assumed.
@@ -27,10 +27,10 @@ from amaranth.lib import data
 
 from rtl.common.htax import HtaxCmd, HtaxVC
 from rtl.common.htax_rules import link_rules
+from rtl.common.slice import RegisterSlice
 from rtl.common.stream_rules import stream_rules
 from rtl.rma.fence import RmaFence
 from rtl.rma.rx import RmaRx
-from rtl.rma.streams import RmaSlice
 from sim.formal import Proof
 
 __all__ = ["FenceProperties", "BufferedFenceProperties", "RxProperties", "order_rule", "arrival_rule",
@@ -88,7 +88,7 @@ class BufferedFenceProperties(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.submodules.fence = fence = RmaFence(shape=8, depth=DEPTH)
-        m.submodules.path = path = RmaSlice(shape=Beat)
+        m.submodules.path = path = RegisterSlice(shape=Beat)
         m.d.comb += [fence.i.valid.eq(AnySeq(1)), fence.i.payload.eq(AnySeq(8)), fence.o.ready.eq(AnySeq(1)),
                      path.i.valid.eq(AnySeq(1)), path.i.payload.eq(AnySeq(len(path.i.payload.as_value()))),
                      path.o.ready.eq(AnySeq(1))]

@@ -5,15 +5,18 @@ the units' packets into the network and hands them out again, the crossbar (:mod
 and switches them, and one link port (:mod:`rtl.link`) per cable carries them to the neighbour, with
 retransmission.  Link port ``k`` is crossbar port ``k``; the network port is the crossbar's network
 port 0 (a route table entry ``EJECT + 0``).  Every link and crossbar port carries the four VCs of
-``docs/network.md``.
+``docs/network.md``.  A register slice (:class:`~rtl.common.slice.RegisterSlice`, one cycle) sits on
+every stream between the units and the network port and between the network port and the crossbar,
+so no combinational path crosses the network port (``docs/nic.md``, "FPGA").
 """
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetStreamSignature, PortRoute, RouteEntry
+from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetBeat, NetStreamSignature, PortRoute, RouteEntry, injection_vcs
 from rtl.common.params import check_int
+from rtl.common.slice import RegisterSlice
 from rtl.link import COUNTERS, LinkPort
 from rtl.link.params import PhitCtl
 from rtl.netport import NetworkPort
@@ -91,8 +94,9 @@ class NetworkLayer(wiring.Component):
         check_int("link_ports", link_ports, 1, 7)
         self.link_params = dict(link or {}, vcs=NUM_NET_VCS)
         self.links = [LinkPort(**self.link_params) for _ in range(link_ports)]
+        # a link port of 64-bit phits takes a beat per cycle: two registers per VC at its crossbar output
         self.xbar = Crossbar(link_ports=link_ports, net_ports=1, nodes=entries, depth=depth, dateline=dateline,
-                             table_init=table_init)
+                             table_init=table_init, link_prefetch=2 if self.links[0].params.phit_bits == 64 else 1)
         self.np = NetworkPort(sources=sources, sinks=sinks, entries=entries)
         p = self.links[0].params
         ports = link_ports + 1
@@ -130,14 +134,21 @@ class NetworkLayer(wiring.Component):
                          link.replay_timeout.eq(self.replay_timeout), link.max_replays.eq(self.max_replays),
                          self.link_error[k].eq(link.link_error)]
             m.d.comb += [self.link_counters[k][j].eq(getattr(link, name)) for j, name in enumerate(COUNTERS)]
+        # A register slice on every stream between the units and the network port and between the
+        # network port and the crossbar: no combinational path crosses the network port (timing,
+        # docs/nic.md "FPGA"); a slice keeps order, so every rule of the streams holds across it.
         L = len(self.links)
         for v in range(NUM_NET_VCS):
-            wiring.connect(m, n.xbar_o[v], x.ports[L].i[v])
-            wiring.connect(m, x.ports[L].o[v], n.xbar_i[v])
+            if v in injection_vcs():
+                _sliced(m, f"inject{v}", n.xbar_o[v], x.ports[L].i[v])
+                _sliced(m, f"eject{v}", x.ports[L].o[v], n.xbar_i[v])
+            else:
+                wiring.connect(m, n.xbar_o[v], x.ports[L].i[v])
+                wiring.connect(m, x.ports[L].o[v], n.xbar_i[v])
         for k in range(len(n.sources)):
-            wiring.connect(m, wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
+            _sliced(m, f"fu_tx{k}", wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
         for k in range(len(n.sinks)):
-            wiring.connect(m, n.fu_rx[k], wiring.flipped(self.fu_rx[k]))
+            _sliced(m, f"fu_rx{k}", n.fu_rx[k], wiring.flipped(self.fu_rx[k]))
         m.d.comb += [n.node_id.eq(self.node_id), self.table_r_data.eq(x.table_r_data)]
         for name in ("r_addr", "r_en", "w_addr", "w_en", "w_data", "w_be"):
             m.d.comb += getattr(x, f"table_{name}").eq(getattr(self, f"table_{name}"))
@@ -147,3 +158,10 @@ class NetworkLayer(wiring.Component):
         m.d.comb += [self.tx_events[c].eq(n.tx_events[c]) for c in range(2)]
         m.d.comb += [self.rx_events[c].eq(n.rx_events[c]) for c in range(2)]
         return m
+
+
+def _sliced(m, name, source, sink):
+    """``source`` to ``sink`` through a :class:`~rtl.common.slice.RegisterSlice` named ``name``."""
+    m.submodules[name] = stage = RegisterSlice(shape=NetBeat)
+    wiring.connect(m, source, stage.i)
+    wiring.connect(m, stage.o, sink)

@@ -10,6 +10,7 @@ from rtl.common.htax import HtaxBeat, HtaxPortSignature
 from rtl.common.net import NODE_BITS, NetStreamSignature
 from rtl.common.params import check_int, check_port, check_pow2
 from rtl.common.regview import RegisterView
+from rtl.common.slice import RegisterSlice
 
 from .ats_client import RmaAtsClient
 from .completer import RmaCompleter
@@ -19,7 +20,7 @@ from .reader import RmaRead, RmaReader
 from .requester import RmaCommandIn, RmaRequester
 from .responder import RmaResponder
 from .rx import RmaRx
-from .streams import RmaMerge, RmaNetSplit, RmaSlice
+from .streams import RmaMerge, RmaNetSplit
 from .txarb import RmaTxArbiter
 
 __all__ = ["Rma", "REGISTERS"]
@@ -113,7 +114,7 @@ class Rma(wiring.Component):
         wiring.connect(m, tx_arb.tx, flipped(self.htax.tx))
         # register slices cut the ready/valid chains: the requester's command port from the
         # command buffer, and every source from the transmit arbiter (whose grant looks at all of them)
-        m.submodules.cmd_slice = cmd_slice = RmaSlice(shape=RmaCommandIn)
+        m.submodules.cmd_slice = cmd_slice = RegisterSlice(shape=RmaCommandIn)
         connect(m, rx.cmds, cmd_slice.i)
         connect(m, cmd_slice.o, req.cmds)
         connect(m, rx.rsp0, rq_rd.rsp)
@@ -138,7 +139,7 @@ class Rma(wiring.Component):
         for k, src in enumerate((cpl_fence.o, rsp.notes, req.notes)):
             connect(m, src, notes.i[k])
         # and the notifier's look-up and full test from the three note sources
-        m.submodules.note_slice = note_slice = RmaSlice(shape=RmaNoteRequest)
+        m.submodules.note_slice = note_slice = RegisterSlice(shape=RmaNoteRequest)
         connect(m, notes.o, note_slice.i)
         connect(m, note_slice.o, nt.notes)
         connect(m, rx.ats, ats.rx)
@@ -158,7 +159,7 @@ class Rma(wiring.Component):
                      lock_fence.issued.eq(last_moves(rsp.tx)), lock_fence.arrived.eq(last_moves(tx_arb.i[4]))]
         names = {1: "nt", 2: "req_rd", 3: "rsp_rd", 5: "ats"}
         for k, src in ((1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (5, ats.tx)):
-            tx_slice = RmaSlice(shape=HtaxBeat)
+            tx_slice = RegisterSlice(shape=HtaxBeat)
             m.submodules[f"tx_slice_{names[k]}"] = tx_slice
             connect(m, src, tx_slice.i)
             connect(m, tx_slice.o, tx_arb.i[k])

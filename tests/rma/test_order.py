@@ -5,7 +5,7 @@ and in the wrong place.
   fence, the notifier and the transmit arbiter as :class:`~rtl.rma.rma.Rma` joins them; immediate puts
   and small puts, some with ``cpl_notify``, under bursty HTAX backpressure.  Every completer
   notification must reach the HTAX after the payload write it reports.  With an
-  :class:`~rtl.rma.streams.RmaSlice` on the write path inside the fence's span the order holds; with
+  :class:`~rtl.common.slice.RegisterSlice` on the write path inside the fence's span the order holds; with
   the slice outside it (after the point the fence counts as the arrival) the test must fail.
 * A lock's write-back before the next read of the same word (FCAA atomicity, owner
   :class:`~rtl.rma.fence.RmaFence`): the responder, its lock fence, its read engine and the transmit
@@ -30,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxLinkSignature, HtaxPortSignature, HtaxStatus
 from rtl.common.net import NetBeatKind, NetHeader, NetStreamSignature
+from rtl.common.slice import RegisterSlice
 from rtl.rma.completer import RmaCompleter
 from rtl.rma.fence import RmaFence
 from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaLockResult, RmaNetDescriptor, RmaNotifyClass
@@ -37,7 +38,6 @@ from rtl.rma.notifier import RmaNoteRequest, RmaNotifier
 from rtl.rma.reader import RmaRead, RmaReader
 from rtl.rma.responder import RmaResponder
 from rtl.rma.rma import Rma
-from rtl.rma.streams import RmaSlice
 from rtl.rma.txarb import RmaTxArbiter
 from sim.amsim import run_sim, stream_put
 from sim.htax_packet import HtaxPacket
@@ -89,7 +89,7 @@ class CompletionPath(wiring.Component):
         wiring.connect(m, arb.tx, wiring.flipped(self.tx))
         writes = cpl.tx
         if self._slice:
-            m.submodules.path = path = RmaSlice(shape=HtaxBeat)
+            m.submodules.path = path = RegisterSlice(shape=HtaxBeat)
             wiring.connect(m, cpl.tx, path.i)
             writes = path.o
         wiring.connect(m, writes, arb.i[0])
@@ -185,7 +185,7 @@ def test_put_data_before_notification_slice_outside_fence(seed):
 
 
 class RmaBehindSlice(wiring.Component):
-    """An :class:`~rtl.rma.rma.Rma` with an :class:`~rtl.rma.streams.RmaSlice` in front of its HTAX
+    """An :class:`~rtl.rma.rma.Rma` with an :class:`~rtl.common.slice.RegisterSlice` in front of its HTAX
     receive port: one ``ready`` for every VC, the buffer in the wrong place for rule (c)."""
 
     def __init__(self, **kw):
@@ -197,7 +197,7 @@ class RmaBehindSlice(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.inner = inner = self.inner
-        m.submodules.front = front = RmaSlice(shape=HtaxBeat)
+        m.submodules.front = front = RegisterSlice(shape=HtaxBeat)
         rx = self.htax.rx
         m.d.comb += [front.i.valid.eq(rx.valid), front.i.payload.eq(rx.payload),
                      rx.ready.eq(front.i.ready.replicate(4)),
@@ -279,7 +279,7 @@ class LockPath(wiring.Component):
         wiring.connect(m, arb.tx, wiring.flipped(self.tx))
         writes = rsp.tx
         if self._slice:
-            m.submodules.path = path = RmaSlice(shape=HtaxBeat)
+            m.submodules.path = path = RegisterSlice(shape=HtaxBeat)
             wiring.connect(m, rsp.tx, path.i)
             writes = path.o
         wiring.connect(m, writes, arb.i[1])

@@ -1,11 +1,11 @@
-"""Tests of the RMA unit's small stream blocks."""
+"""The register slice (rtl/common/slice.py): order under stalls, stream rules, full throughput."""
 
 import os
 import random
 
 from amaranth.lib import data
 
-from rtl.rma.streams import RmaSlice
+from rtl.common.slice import RegisterSlice
 from sim.amsim import run_sim, stream_get, stream_put
 
 Item = data.StructLayout({"a": 16, "b": 3})
@@ -15,7 +15,7 @@ def test_slice_keeps_order_under_stalls():
     seed = int(os.environ.get("SEED", random.randrange(1 << 32)))
     print(f"seed {seed}")
     rng = random.Random(seed)
-    dut = RmaSlice(shape=Item)
+    dut = RegisterSlice(shape=Item)
     items = [{"a": rng.randrange(1 << 16), "b": rng.randrange(8)} for _ in range(200)]
 
     async def producer(ctx):
@@ -38,7 +38,7 @@ def test_slice_keeps_order_under_stalls():
 
 
 def test_slice_full_throughput():
-    dut = RmaSlice(shape=Item)
+    dut = RegisterSlice(shape=Item)
     items = [{"a": k, "b": k % 8} for k in range(32)]
     cycles = []
 
