@@ -76,6 +76,11 @@ class Crossbar(wiring.Component):
         Beats per (output port, VC) queue, 12..64 (a grant reserves 12: the largest packet).
     dateline : bool
         ``False`` keeps every packet on dateline VC 0 (test only: shows the deadlock of a ring).
+    link_prefetch : int
+        Registers per VC in front of a link port's output stream (:class:`~rtl.xbar.queues.VcQueues`):
+        1 (a beat every second cycle from the queue's memory: enough for 16- and 32-bit phits, which
+        take a beat in four or two cycles) or 2 (a beat per cycle, for 64-bit phits).  The network
+        port's outputs always have 2.
 
     Members
     -------
@@ -98,13 +103,15 @@ class Crossbar(wiring.Component):
         A parameter is not an integer or out of range.
     """
 
-    def __init__(self, *, link_ports, net_ports, nodes=64, vcs=NUM_NET_VCS, depth=16, dateline=True, table_init=()):
+    def __init__(self, *, link_ports, net_ports, nodes=64, vcs=NUM_NET_VCS, depth=16, dateline=True, table_init=(),
+                 link_prefetch=1):
         check_int("link_ports", link_ports, 1, 7)
         self.nodes = check_pow2("nodes", nodes, 1, 1 << 15)
         self.table_init = tuple(table_init)
         check_int("net_ports", net_ports, 1, 4)
         check_choice("vcs", vcs, (2, 4))
         check_int("depth", depth, MAX_PACKET_BEATS, 64)
+        self.link_prefetch = check_choice("link_prefetch", link_prefetch, (1, 2))
         self.link_ports, self.net_ports, self.vcs, self.depth = link_ports, net_ports, vcs, depth
         self.dateline = bool(dateline)
         ports = link_ports + net_ports
@@ -137,9 +144,8 @@ class Crossbar(wiring.Component):
             m.submodules[f"in{p}"] = x
             if p < self.link_ports:
                 m.d.comb += x.port_route.eq(self.port_routes[p])
-            # a link port takes a beat in two or four cycles (its phits): half the memory rate will do
             m.submodules[f"out{p}"] = y = XbarOutput(index=p, ports=P, vcs=self.vcs, depth=self.depth,
-                                                     prefetch=1 if p < self.link_ports else 2)
+                                                     prefetch=self.link_prefetch if p < self.link_ports else 2)
             outs.append(y)
             for v in range(self.vcs):
                 wiring.connect(m, wiring.flipped(self.ports[p].i[v]), x.i[v])

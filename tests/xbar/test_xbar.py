@@ -16,6 +16,7 @@ from sim.tops.xbar import CountingCrossbar
     (dict(link_ports=2, net_ports=1, depth=11), ValueError, "depth must be between 12 and 64, not 11"),
     (dict(link_ports=2, net_ports=1, nodes=48), ValueError, "nodes must be a power of two, not 48"),
     (dict(link_ports=2.0, net_ports=1), TypeError, "link_ports must be an integer, not 2.0"),
+    (dict(link_ports=2, net_ports=1, link_prefetch=3), ValueError, "link_prefetch must be 1 or 2, not 3"),
 ])
 def test_parameter_errors(kwargs, exc, msg):
     with pytest.raises(exc) as e:
