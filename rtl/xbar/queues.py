@@ -77,8 +77,11 @@ class VcQueues(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         V, D, N = self._vcs, self._depth, self._prefetch
-        # yosys would map a memory this small to LUT RAM on its own
-        m.submodules.mem = mem = Memory(shape=NetBeat, depth=V * D, init=[], attrs={"ram_style": "block"})
+        # ram_style: yosys would map a memory this small to LUT RAM on its own; no_rw_check: a beat is
+        # never read in the cycle it is written (it is counted in `stored` from the next cycle), so
+        # synth_ecp5 need not emulate read-before-write (a write register and a read-data bypass)
+        m.submodules.mem = mem = Memory(shape=NetBeat, depth=V * D, init=[],
+                                        attrs={"ram_style": "block", "no_rw_check": 1})
         wr, rd = mem.write_port(), mem.read_port()
         w_ptr = [Signal(range(D), name=f"vc{u}_w_ptr") for u in range(V)]
         r_ptr = [Signal(range(D), name=f"vc{u}_r_ptr") for u in range(V)]
@@ -123,6 +126,8 @@ class VcQueues(wiring.Component):
                          self.level[u].eq(stored[u] + landing[u] + held[u])]
 
         if platform == "formal":
+            with m.If(wr.en & rd.en):
+                m.d.comb += Assert(wr.addr != rd.addr)
             for u in range(V):
                 m.d.comb += Assert(held[u] + landing[u] <= N)
                 with m.If(mine[u] & to_mem):
