@@ -31,7 +31,7 @@ latency and streaming on two NICs with the HTAX host port and on two ``nic_axi``
 behind cocotbext-axi, each figure with both values and their difference (about 6 minutes with the two builds).
 
 ``--record``: only the NIC of record, ``build/bench/system_record.json``: ``configs/test_record.toml``,
-the default NIC as ``make report UNIT=nic`` synthesizes it (8-port ``HtaxPipelined``, 6 link ports, the
+the default NIC as ``make report UNIT=nic`` synthesizes it (5-port ``HtaxPipelined``, 6 link ports, the
 default link) with only its tables shrunk; every figure of ``system.json`` at fewer sizes.  The figures
 of record of the throughput issue (44) come from here.
 
@@ -299,7 +299,7 @@ def run_record():
     raw32 = run_pair({**RECORD_PARAMS, "config": "record_phit32"}, cfg32, "nic_record2_phit32")
     res.update(derive_phit32(raw32, t, cfg32["link"]["phit_bits"]))
     write_bench("system_record", res, {
-        "config": "configs/test_record.toml: configs/default.toml (8-port HtaxPipelined, 6 link ports, 2 network "
+        "config": "configs/test_record.toml: configs/default.toml (5-port HtaxPipelined, 6 link ports, 2 network "
                   "ports, default link buffers) with 8 VPIDs, 4 nodes, 64 TLB and 16 GAT entries",
         "phit32": "the same NIC over configs/phit32.toml ([link] phit_bits = 32, ch. 7.8): the phit32_* figures",
         "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b) on link port 0, cable latency 2 cycles each "
