@@ -29,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetBeat, NetStreamSignature
 from rtl.common.params import check_choice, check_int
-from rtl.common.rr import one_hot_select, past_mask, round_robin_mask
+from rtl.common.rr import one_hot_select, past, past_mask, round_robin_mask
 
 __all__ = ["VcQueues"]
 
@@ -116,9 +116,9 @@ class VcQueues(wiring.Component):
 
         for u in range(V):
             with m.If(mine[u] & to_mem):
-                m.d.sync += w_ptr[u].eq(_next(w_ptr[u], D))
+                m.d.sync += w_ptr[u].eq(past(w_ptr[u], D))
             with m.If(grant[u]):
-                m.d.sync += r_ptr[u].eq(_next(r_ptr[u], D))
+                m.d.sync += r_ptr[u].eq(past(r_ptr[u], D))
             m.d.sync += stored[u].eq(stored[u] + (mine[u] & to_mem) - grant[u])
         self._registers(m, regs, held, landing, bypass, pops, rd.data)
         for u in range(V):
@@ -161,7 +161,3 @@ class VcQueues(wiring.Component):
                 with m.Else():
                     m.d.sync += tail.eq(data_in)
 
-
-def _next(ptr, depth):
-    """The pointer after ``ptr`` in a queue of ``depth`` entries (wrapping)."""
-    return Mux(ptr == depth - 1, 0, ptr + 1)
