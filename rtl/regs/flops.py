@@ -37,6 +37,8 @@ class RegFlops(wiring.Component):
         The register map's top block name.
     wbits : int
         Word-address bits of the window.
+    banked : set of int
+        The registers (indices in ``flops``) a counter bank holds (:mod:`rtl.regs.bank`): not built here.
 
     Members
     -------
@@ -59,8 +61,9 @@ class RegFlops(wiring.Component):
         The ``rf_role = "msi_data"`` field.
     """
 
-    def __init__(self, *, flops, arrays, fields, top, wbits):
+    def __init__(self, *, flops, arrays, fields, top, wbits, banked=frozenset()):
         self._flops, self._fields, self._top = flops, fields, top
+        self._banked = frozenset(banked)
         roles = {f.role: (fl, f) for fl in flops for f in fl.reg.fields if f.role}
         #: the register file sends MSIs: it has both MSI fields
         self.has_msi = "msi_address" in roles
@@ -94,10 +97,13 @@ class RegFlops(wiring.Component):
         flop_rdata = Const(0, 64)
         irq_written = Const(0, 1)
         pend_terms = []
-        for fl in self._flops:
-            for f in fl.reg.fields:
-                values[f"{fl.path}.{f.name}"] = Signal(f.width, init=f.reset, name=f"{fl.name}_{f.name}")
         for k, fl in enumerate(self._flops):
+            for f in fl.reg.fields:
+                if k not in self._banked:
+                    values[f"{fl.path}.{f.name}"] = Signal(f.width, init=f.reset, name=f"{fl.name}_{f.name}")
+        for k, fl in enumerate(self._flops):
+            if k in self._banked:
+                continue
             sel_w = wr.fsel[k]
             sel_r = Const(0, 1)
             if any(f.onread == "rclr" for f in fl.reg.fields):

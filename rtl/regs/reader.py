@@ -35,6 +35,9 @@ class RegReader(wiring.Component):
         The flip-flop registers' read data for ``fetch.fsel`` (combinational).
     array_data : In(64)
         The arrays' read data of the word in stage B.
+    a_wait : In(1)
+        The word in stage A may not move to stage B in this cycle (a counter bank's word, in its first
+        cycle there).
     response : Out(ResponseSignature(...))
         To the transmitter.
     """
@@ -44,7 +47,7 @@ class RegReader(wiring.Component):
         super().__init__({
             "request": In(ReadRequestSignature(tag_bits=TAG_BITS)),
             "fetch": Out(FetchSignature(flops=len(flops), wbits=wbits)),
-            "flop_data": In(64), "array_data": In(64),
+            "flop_data": In(64), "array_data": In(64), "a_wait": In(1),
             "response": Out(ResponseSignature(tag_bits=TAG_BITS)),
         })
         self._win_bits = wbits + 3
@@ -67,7 +70,7 @@ class RegReader(wiring.Component):
                 rd_fetch.eq((req.status == HtaxStatus.OK) & (req.length != 0)),
             ]
 
-        m.d.comb += f.load.eq(a_valid & (~b_valid | rsp.load_data))
+        m.d.comb += f.load.eq(a_valid & ~self.a_wait & (~b_valid | rsp.load_data))
         with m.If(f.load):
             m.d.sync += [b_valid.eq(1), b_flop.eq(self.flop_data)]
         with m.Elif(rsp.load_data):

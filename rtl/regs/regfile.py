@@ -14,7 +14,7 @@ five blocks: :class:`~rtl.regs.rx.RegRx` (receive framing and write decode),
 port names; each block's docstring points to the part it owns.
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Const, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out, flipped
 from amaranth.utils import ceil_log2
@@ -24,6 +24,7 @@ from rtl.common.params import check_port, check_pow2
 from rtl.common.regspec import Block, port_members
 
 from .arrays import RegArrays
+from .bank import BANK_MIN_WORDS, CounterBank, bank_layout
 from .flops import RegFlops
 from .reader import RegReader
 from .rx import RegRx
@@ -149,6 +150,18 @@ class RegisterFile(wiring.Component):
         out += [(a.word * 8, a.path, a.reg, a.reg.count, a.reg.stride) for a in self._arrays]
         return sorted(out, key=lambda t: t[0])
 
+    @property
+    def counter_banks(self):
+        """``[[(index in the flip-flop registers, FlopSlot), ...], ...]``: the registers kept in each
+        counter bank (:mod:`rtl.regs.bank`), one bank per counter layout that at least
+        ``BANK_MIN_WORDS`` registers share."""
+        groups = {}
+        for k, fl in enumerate(self._flops):
+            layout = bank_layout(fl.reg)
+            if layout is not None:
+                groups.setdefault(layout, []).append((k, fl))
+        return [slots for slots in groups.values() if len(slots) >= BANK_MIN_WORDS]
+
     # -- gateware -----------------------------------------------------------------------------
     def elaborate(self, platform):
         m = Module()
@@ -156,20 +169,30 @@ class RegisterFile(wiring.Component):
         flops, arrays = self._flops, self._arrays
         m.submodules.rx = rx = RegRx(flops=flops, arrays=arrays, window_base=self.window_base, win_bits=wbits + 3)
         m.submodules.reader = reader = RegReader(flops=flops, wbits=wbits)
+        banks = self.counter_banks
+        banked = {k for slots in banks for k, _ in slots}
         m.submodules.flops = fl = RegFlops(flops=flops, arrays=len(arrays), fields=self._fields,
-                                           top=self.regmap.name, wbits=wbits)
+                                           top=self.regmap.name, wbits=wbits, banked=banked)
         m.submodules.arrays = ar = RegArrays(arrays=arrays, flops=len(flops), wbits=wbits)
         m.submodules.tx = tx = RegTx(htax_port=self.htax_port, host_port=self.host_port, msi=fl.has_msi)
 
         wiring.connect(m, flipped(self.htax.rx), rx.rx)
         wiring.connect(m, tx.tx, flipped(self.htax.tx))
-        wiring.connect(m, rx.write, fl.write, ar.write)
+        bank_blocks = []
+        for i, slots in enumerate(banks):
+            m.submodules[f"bank{i}"] = bank = CounterBank(slots=slots, flops=len(flops), arrays=len(arrays),
+                                                          wbits=wbits)
+            bank_blocks.append(bank)
+        wiring.connect(m, rx.write, fl.write, ar.write, *(b.write for b in bank_blocks))
         wiring.connect(m, rx.read, reader.request)
-        wiring.connect(m, reader.fetch, fl.fetch, ar.fetch)
+        wiring.connect(m, reader.fetch, fl.fetch, ar.fetch, *(b.fetch for b in bank_blocks))
+        array_data, a_wait = ar.read_data, Const(0, 1)
+        for b in bank_blocks:
+            array_data, a_wait = array_data | b.read_data, a_wait | b.wait
         wiring.connect(m, reader.response, tx.response)
         m.d.comb += [
             rx.busy.eq(reader.response.busy),
-            reader.flop_data.eq(fl.read_data), reader.array_data.eq(ar.read_data),
+            reader.flop_data.eq(fl.read_data), reader.array_data.eq(array_data), reader.a_wait.eq(a_wait),
             fl.rx_dropped.eq(rx.dropped), fl.answered.eq(reader.response.load_header),
             fl.status.eq(reader.response.status),
             tx.pending.eq(fl.pending), tx.irq_written.eq(fl.irq_written),

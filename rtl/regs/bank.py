@@ -1,0 +1,187 @@
+"""The register file's counter banks: plain event counters kept in block RAM (ch. 7.2, "arrays of
+registers as RAM blocks", applied to the counters; docs/regs.md, "Counter banks").
+
+A counter in flip-flops costs about three logic cells per bit (the adder, the saturation, the software
+write); the NIC's link, crossbar, network-port and ATU counters are some 3,000 such bits.  A bank keeps
+the words of one counter layout in one memory and only a short event accumulator per counter in
+flip-flops, so a counter costs about ten cells whatever its width.
+
+Each memory entry holds, per field, the value ``v`` and the accumulator reading ``l`` it was last
+brought up to date with.  A field's accumulator ``p`` (``pend_bits`` wide, wrapping) adds the field's
+``_incr`` strobe every cycle, so the counter's value is always ``sat(v + (p - l) mod 2^pend_bits)``.
+One operation per cycle (a software write to a word of the bank, else the next word of a scan) reads an
+entry, brings it up to date (``v``, ``l`` := that value, the accumulator reading when the operation was
+issued) and, for a write, merges the written bytes; its result is written back two cycles after issue
+and forwarded to the operations and reads issued before the write lands.  The scan gets a cycle at least
+once every nine (a WRITE packet's header beat carries no word), so every entry is brought up to date
+at least once every ``9 * words + 3`` cycles: ``pend_bits`` covers that many events.  A software read
+(the read engine's stage A) computes the value from a second read port, the accumulator at the fill and
+the forwarded results; it changes nothing.  Entries not yet written since reset read as zero (a flag per
+word), so the reset clears the counters although it does not clear block RAM.
+
+Timing as in flip-flops: a write takes effect for a read filled two cycles after its data beat, and an
+event in the cycle of a software write counts after it.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from rtl.common.rr import one_hot_index, one_hot_select
+
+from .slots import FetchSignature, WriteSignature, expand_be
+
+__all__ = ["CounterBank", "bank_layout", "BANK_MIN_WORDS"]
+
+#: a layout shared by fewer words stays in flip-flops (a bank's fixed logic would cost more)
+BANK_MIN_WORDS = 8
+
+
+def bank_layout(reg):
+    """The counter layout ``((lsb, width, saturate), ...)`` of a register that a bank may hold, or
+    ``None``: flip-flop storage, every field a software read-write counter with no other software or
+    hardware effect, reset value 0."""
+    if reg.storage != "flops" or not reg.fields:
+        return None
+    for f in reg.fields:
+        if not (f.counter and f.sw == "rw" and f.hw == "na" and f.onread is None and f.onwrite is None
+                and f.reset == 0 and f.role is None and not (f.intr or f.we or f.hwset or f.hwclr
+                                                              or f.singlepulse or f.swmod)):
+            return None
+    return tuple(sorted((f.lsb, f.width, f.saturate) for f in reg.fields))
+
+
+class CounterBank(wiring.Component):
+    """The counters of every register in ``slots`` (one layout) in one memory.
+
+    Parameters
+    ----------
+    slots : list of ``(index, FlopSlot)``
+        The words of the bank and their bits in ``write.fsel``/``fetch.fsel``; all of one
+        :func:`bank_layout`.
+    flops, arrays : int
+        The register file's flip-flop registers (bank words included) and arrays (signature widths).
+    wbits : int
+        Word-address bits of the window.
+
+    Members
+    -------
+    write : In(WriteSignature(...))
+    fetch : In(FetchSignature(...))
+    read_data : Out(64)
+        The word in stage B if it is one of the bank's, else 0.
+    wait : Out(1)
+        A word of the bank is in its first cycle in stage A: it may not move to stage B yet.
+    """
+
+    def __init__(self, *, slots, flops, arrays, wbits):
+        layouts = {bank_layout(fl.reg) for _, fl in slots}
+        if len(layouts) != 1 or None in layouts:
+            raise ValueError("a counter bank holds words of one counter layout")
+        self._slots = slots
+        self._fields = sorted(slots[0][1].reg.fields, key=lambda f: f.lsb)
+        #: accumulator bits: the events of the longest interval between two updates of an entry
+        self.pend_bits = (9 * len(slots) + 3).bit_length()
+        super().__init__({
+            "write": In(WriteSignature(flops=flops, arrays=arrays, wbits=wbits)),
+            "fetch": In(FetchSignature(flops=flops, wbits=wbits)),
+            "read_data": Out(64), "wait": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        wr, fetch = self.write, self.fetch
+        n, K, fields = len(self._slots), self.pend_bits, self._fields
+        entry = data.StructLayout({**{f"v{j}": unsigned(f.width) for j, f in enumerate(fields)},
+                                   **{f"l{j}": unsigned(K) for j in range(len(fields))}})
+        # no_rw_check: an entry read in the cycle it is written is taken from the forwarded results
+        m.submodules.mem = mem = Memory(shape=entry, depth=n, init=[],
+                                        attrs={"ram_style": "block", "no_rw_check": 1})
+        w_port, op_port, rd_port = mem.write_port(), mem.read_port(), mem.read_port()
+
+        # the accumulators, one per field of every word
+        pend = [[Signal(K, name=f"w{i}_{f.name}_pend") for f in fields] for i in range(n)]
+        for i, (_, fl) in enumerate(self._slots):
+            for j, f in enumerate(fields):
+                name = next(g.name for g in fl.reg.fields if g.lsb == f.lsb)
+                m.d.sync += pend[i][j].eq(pend[i][j] + getattr(fl.port, f"{name}_incr"))
+        written = Signal(n)                     # the entry was written since reset (else it reads 0)
+
+        # results of the last two operations: (valid, index, entry), newest first
+        res = [(Signal(name=f"res{k}_valid"), Signal(range(n), name=f"res{k}_idx"),
+                Signal(entry, name=f"res{k}")) for k in range(2)]
+
+        def current(idx, ram_data, known):
+            """The entry ``idx`` as the memory will hold it once the results in flight are written
+            (``known``: it was written since reset, when the read was issued)."""
+            value = Mux(known, ram_data.as_value(), 0)
+            for valid, ridx, rentry in reversed(res):
+                value = Mux(valid & (ridx == idx), rentry.as_value(), value)
+            return entry(value)
+
+        def counted(base, snap, j):
+            f = fields[j]
+            total = Signal(f.width + 1, name=f"{f.name}_total")
+            m.d.comb += total.eq(base[f"v{j}"] + (snap[j * K:(j + 1) * K] - base[f"l{j}"])[:K])
+            return Mux(total[f.width], (1 << f.width) - 1, total[:f.width]) if f.saturate else total[:f.width]
+
+        # issue (cycle c): a software write to a bank word, else the scan's next word (one-hot)
+        wsel = Cat(wr.fsel[k] for k, _ in self._slots)
+        scan = Signal(n, init=1)
+        with m.If(~wsel.any()):
+            m.d.sync += scan.eq(scan.rotate_left(1))
+        sel = Signal(n)
+        m.d.comb += sel.eq(Mux(wsel.any(), wsel, scan))
+        op = [dict(idx=Signal(range(n), name=f"op{s}_idx"), write=Signal(name=f"op{s}_write"),
+                   data=Signal(64, name=f"op{s}_data"), mask=Signal(64, name=f"op{s}_mask"),
+                   snap=Signal(K * len(fields), name=f"op{s}_snap"), known=Signal(name=f"op{s}_known"))
+              for s in (1, 2)]
+        m.d.sync += [op[0]["idx"].eq(one_hot_index(m, sel, name="sel_idx")), op[0]["write"].eq(wsel.any()),
+                     op[0]["data"].eq(wr.data), op[0]["mask"].eq(expand_be(wr.be)),
+                     op[0]["snap"].eq(one_hot_select(m, sel, [Cat(*p) for p in pend], name="sel_pend")),
+                     op[0]["known"].eq((written & sel).any())]
+        # read (c + 1), update (c + 2): the entry brought up to date, the written bytes merged
+        m.d.comb += [op_port.addr.eq(op[0]["idx"]), op_port.en.eq(1)]
+        m.d.sync += [op[1][k].eq(v) for k, v in op[0].items()]
+        o = op[1]
+        base = current(o["idx"], op_port.data, o["known"])
+        result = Signal(entry)
+        for j, f in enumerate(fields):
+            value = counted(base, o["snap"], j)
+            wd, wm = o["data"][f.lsb:f.lsb + f.width], o["mask"][f.lsb:f.lsb + f.width]
+            m.d.comb += [result[f"v{j}"].eq(Mux(o["write"], (value & ~wm) | (wd & wm), value)),
+                         result[f"l{j}"].eq(o["snap"][j * K:(j + 1) * K])]
+        m.d.sync += [res[0][0].eq(1), res[0][1].eq(o["idx"]), res[0][2].eq(result),
+                     res[1][0].eq(res[0][0]), res[1][1].eq(res[0][1]), res[1][2].eq(res[0][2]),
+                     written.bit_select(o["idx"], 1).eq(1)]
+        # write back (c + 3)
+        m.d.comb += [w_port.en.eq(res[0][0]), w_port.addr.eq(res[0][1]), w_port.data.eq(res[0][2])]
+
+        # software reads: in stage A's first cycle (t + 1, the read engine waits) the memory, the
+        # accumulators and "written" are read at the word's one-hot select; the value in its second
+        hsel = Cat(fetch.fsel[k] for k, _ in self._slots)
+        h_idx = one_hot_index(m, hsel, name="r_idx")
+        a_idx = Signal(range(n))
+        a_new = Signal()                        # first cycle of the word in stage A
+        a_next = Signal()                       # second
+        a_snap = Signal(K * len(fields))
+        a_known = Signal()
+        hit_a = hsel.any()
+        m.d.sync += [a_new.eq(fetch.fill), a_next.eq(a_new)]
+        m.d.comb += [rd_port.addr.eq(h_idx), rd_port.en.eq(a_new), self.wait.eq(a_new & hit_a)]
+        with m.If(a_new):
+            m.d.sync += [a_idx.eq(h_idx), a_snap.eq(one_hot_select(m, hsel, [Cat(*p) for p in pend], name="r_pend")),
+                         a_known.eq((written & hsel).any())]
+        r_base = current(a_idx, rd_port.data, a_known)
+        word = Const(0, 64)
+        for j, f in enumerate(fields):
+            word = word | (counted(r_base, a_snap, j).as_unsigned() << f.lsb)
+        a_held = Signal(64)
+        with m.If(a_next):
+            m.d.sync += a_held.eq(word)
+        rdq = Signal(64)
+        with m.If(fetch.load):
+            m.d.sync += rdq.eq(Mux(hit_a, Mux(a_next, word, a_held), 0))
+        m.d.comb += self.read_data.eq(rdq)
+        return m
