@@ -15,7 +15,7 @@ packets sent, every VC ready).
 
 Deviations from the dissertation: the host interface is the HTAX port itself (the seed's HyperTransport
 or PCIe core and its bridge, ch. 7.1, are outside ``nic.v``); the crossbar has one network port
-(``[xbar] net_ports`` sizes only the register file's counter blocks); the SMFU and the ATU's other FUs
+(``[xbar] net_ports`` = 1; the register file's crossbar counter blocks follow it); the SMFU and the ATU's other FUs
 are not built.
 """
 
