@@ -9,26 +9,26 @@ flip-flops, so a counter costs about ten cells whatever its width.
 Each memory entry holds, per field, the value ``v`` and the accumulator reading ``l`` it was last
 brought up to date with.  A field's accumulator ``p`` (``pend_bits`` wide, wrapping) adds the field's
 ``_incr`` strobe every cycle, so the counter's value is always ``sat(v + (p - l) mod 2^pend_bits)``.
-One operation per cycle (a software write to a word of the bank, else the next word of a scan) reads an
-entry, brings it up to date (``v``, ``l`` := that value, the accumulator reading when the operation was
-issued) and, for a write, merges the written bytes; its result is written back two cycles after issue
-and forwarded to the operations and reads issued before the write lands.  The scan gets a cycle at least
-once every nine (a WRITE packet's header beat carries no word), so every entry is brought up to date
-at least once every ``9 * words + 3`` cycles: ``pend_bits`` covers that many events.  A software read
-(the read engine's stage A) computes the value from a second read port, the accumulator at the fill and
-the forwarded results; it changes nothing.  Entries not yet written since reset read as zero (a flag per
-word), so the reset clears the counters although it does not clear block RAM.
+One operation per cycle (a software write to a word of the bank, else a software read of one, else the
+next word of a scan) reads an entry, brings it up to date (``v``, and ``l`` := the accumulator reading
+when the operation was issued) and, for a write, merges the written bytes; its result is written back
+three cycles after issue and forwarded to the two operations behind it.  A read is such an operation:
+the read engine holds the word in stage A until its result is there (4 cycles when no write is in the
+way).  At least one cycle in nine has no software write (a WRITE packet's header beat carries no word),
+and reads and the scan take turns in those cycles, so every entry is brought up to date at least once
+every ``18 * words + 3`` cycles: ``pend_bits`` covers that many events.  Entries not yet written since reset
+read as zero (a flag per word), so the reset clears the counters although it does not clear block RAM.
 
 Timing as in flip-flops: a write takes effect for a read filled two cycles after its data beat, and an
 event in the cycle of a software write counts after it.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.rr import one_hot_index, one_hot_select
+from rtl.common.rr import one_hot_index
 
 from .slots import FetchSignature, WriteSignature, expand_be
 
@@ -72,7 +72,7 @@ class CounterBank(wiring.Component):
     read_data : Out(64)
         The word in stage B if it is one of the bank's, else 0.
     wait : Out(1)
-        A word of the bank is in its first cycle in stage A: it may not move to stage B yet.
+        A word of the bank is in stage A and its value is not there yet: it may not move to stage B.
     """
 
     def __init__(self, *, slots, flops, arrays, wbits):
@@ -82,7 +82,7 @@ class CounterBank(wiring.Component):
         self._slots = slots
         self._fields = sorted(slots[0][1].reg.fields, key=lambda f: f.lsb)
         #: accumulator bits: the events of the longest interval between two updates of an entry
-        self.pend_bits = (9 * len(slots) + 3).bit_length()
+        self.pend_bits = (18 * len(slots) + 3).bit_length()
         super().__init__({
             "write": In(WriteSignature(flops=flops, arrays=arrays, wbits=wbits)),
             "fetch": In(FetchSignature(flops=flops, wbits=wbits)),
@@ -98,27 +98,20 @@ class CounterBank(wiring.Component):
         # no_rw_check: an entry read in the cycle it is written is taken from the forwarded results
         m.submodules.mem = mem = Memory(shape=entry, depth=n, init=[],
                                         attrs={"ram_style": "block", "no_rw_check": 1})
-        w_port, op_port, rd_port = mem.write_port(), mem.read_port(), mem.read_port()
+        w_port, op_port = mem.write_port(), mem.read_port()
 
         # the accumulators, one per field of every word
         pend = [[Signal(K, name=f"w{i}_{f.name}_pend") for f in fields] for i in range(n)]
-        for i, (_, fl) in enumerate(self._slots):
-            for j, f in enumerate(fields):
-                name = next(g.name for g in fl.reg.fields if g.lsb == f.lsb)
-                m.d.sync += pend[i][j].eq(pend[i][j] + getattr(fl.port, f"{name}_incr"))
+        events = [[getattr(fl.port, next(g.name for g in fl.reg.fields if g.lsb == f.lsb) + "_incr")
+                   for f in fields] for _, fl in self._slots]
+        for i in range(n):
+            for j in range(len(fields)):
+                m.d.sync += pend[i][j].eq(pend[i][j] + events[i][j])
         written = Signal(n)                     # the entry was written since reset (else it reads 0)
 
         # results of the last two operations: (valid, index, entry), newest first
         res = [(Signal(name=f"res{k}_valid"), Signal(range(n), name=f"res{k}_idx"),
                 Signal(entry, name=f"res{k}")) for k in range(2)]
-
-        def current(idx, ram_data, known):
-            """The entry ``idx`` as the memory will hold it once the results in flight are written
-            (``known``: it was written since reset, when the read was issued)."""
-            value = Mux(known, ram_data.as_value(), 0)
-            for valid, ridx, rentry in reversed(res):
-                value = Mux(valid & (ridx == idx), rentry.as_value(), value)
-            return entry(value)
 
         def counted(base, snap, j):
             f = fields[j]
@@ -126,62 +119,79 @@ class CounterBank(wiring.Component):
             m.d.comb += total.eq(base[f"v{j}"] + (snap[j * K:(j + 1) * K] - base[f"l{j}"])[:K])
             return Mux(total[f.width], (1 << f.width) - 1, total[:f.width]) if f.saturate else total[:f.width]
 
-        # issue (cycle c): a software write to a bank word, else the scan's next word (one-hot)
+        # software reads: a word of the bank in stage A asks for an operation (it waits there for the
+        # result); a_in: a word is in stage A (the read engine's select holds after it left)
+        hsel = Cat(fetch.fsel[k] for k, _ in self._slots)
+        a_in, a_issued, a_done = Signal(), Signal(), Signal()
+        with m.If(fetch.fill):
+            m.d.sync += a_in.eq(1)
+        with m.Elif(fetch.load):
+            m.d.sync += a_in.eq(0)
+        hit_a = a_in & hsel.any()
+        rd_req = Signal()
+        m.d.comb += [rd_req.eq(hit_a & ~a_issued), self.wait.eq(hit_a & ~a_done)]
+
+        # issue (cycle c): a software write to a bank word, else a read's word or the scan's next word,
+        # taking turns (a read does not take two cycles without a write in a row from the scan)
         wsel = Cat(wr.fsel[k] for k, _ in self._slots)
-        scan = Signal(n, init=1)
+        scan = Signal(range(n))
+        read_turn = Signal()                    # the last cycle without a write went to a read
+        rd_go = Signal()
+        m.d.comb += rd_go.eq(rd_req & ~wsel.any() & ~read_turn)
         with m.If(~wsel.any()):
-            m.d.sync += scan.eq(scan.rotate_left(1))
-        sel = Signal(n)
-        m.d.comb += sel.eq(Mux(wsel.any(), wsel, scan))
+            m.d.sync += read_turn.eq(rd_go)
+            with m.If(~rd_go):
+                m.d.sync += scan.eq(Mux(scan == n - 1, 0, scan + 1))
+        idx = Signal(range(n))
+        m.d.comb += idx.eq(Mux(wsel.any(), one_hot_index(m, wsel, name="w_idx"),
+                               Mux(rd_go, one_hot_index(m, hsel, name="r_idx"), scan)))
+        with m.If(rd_go):
+            m.d.sync += a_issued.eq(1)
         op = [dict(idx=Signal(range(n), name=f"op{s}_idx"), write=Signal(name=f"op{s}_write"),
-                   data=Signal(64, name=f"op{s}_data"), mask=Signal(64, name=f"op{s}_mask"),
-                   snap=Signal(K * len(fields), name=f"op{s}_snap"), known=Signal(name=f"op{s}_known"))
+                   read=Signal(name=f"op{s}_read"), data=Signal(64, name=f"op{s}_data"),
+                   mask=Signal(64, name=f"op{s}_mask"), events=Signal(len(fields), name=f"op{s}_events"))
               for s in (1, 2)]
-        m.d.sync += [op[0]["idx"].eq(one_hot_index(m, sel, name="sel_idx")), op[0]["write"].eq(wsel.any()),
+        m.d.sync += [op[0]["idx"].eq(idx), op[0]["write"].eq(wsel.any()), op[0]["read"].eq(rd_go),
                      op[0]["data"].eq(wr.data), op[0]["mask"].eq(expand_be(wr.be)),
-                     op[0]["snap"].eq(one_hot_select(m, sel, [Cat(*p) for p in pend], name="sel_pend")),
-                     op[0]["known"].eq((written & sel).any())]
-        # read (c + 1), update (c + 2): the entry brought up to date, the written bytes merged
+                     op[0]["events"].eq(Array(Cat(*e) for e in events)[idx])]
+        # read (c + 1): the memory, the accumulators less the events of cycle c (they count after a
+        # write issued in c), "written", and which result in flight (if any) will be newer than the memory
+        snap = Signal(K * len(fields))
+        known = Signal()
         m.d.comb += [op_port.addr.eq(op[0]["idx"]), op_port.en.eq(1)]
         m.d.sync += [op[1][k].eq(v) for k, v in op[0].items()]
+        acc = Array(Cat(*p) for p in pend)[op[0]["idx"]]
+        m.d.sync += [snap[j * K:(j + 1) * K].eq(acc[j * K:(j + 1) * K] - op[0]["events"][j])
+                     for j in range(len(fields))]
+        m.d.sync += known.eq(written.bit_select(op[0]["idx"], 1))
+        fwd = [Signal(name="fwd0"), Signal(name="fwd1")]        # res[0], res[1] in cycle c + 2
+        m.d.sync += [fwd[0].eq(op[0]["idx"] == op[1]["idx"]), fwd[1].eq(res[0][0] & (op[0]["idx"] == res[0][1]))]
+        # update (c + 2): the entry brought up to date, the written bytes merged
         o = op[1]
-        base = current(o["idx"], op_port.data, o["known"])
+        base = entry(Mux(fwd[0], res[0][2].as_value(), Mux(fwd[1], res[1][2].as_value(),
+                                                             Mux(known, op_port.data.as_value(), 0))))
         result = Signal(entry)
+        word = Const(0, 64)
         for j, f in enumerate(fields):
-            value = counted(base, o["snap"], j)
+            value = counted(base, snap, j)
             wd, wm = o["data"][f.lsb:f.lsb + f.width], o["mask"][f.lsb:f.lsb + f.width]
             m.d.comb += [result[f"v{j}"].eq(Mux(o["write"], (value & ~wm) | (wd & wm), value)),
-                         result[f"l{j}"].eq(o["snap"][j * K:(j + 1) * K])]
+                         result[f"l{j}"].eq(snap[j * K:(j + 1) * K])]
+            word = word | (value.as_unsigned() << f.lsb)
         m.d.sync += [res[0][0].eq(1), res[0][1].eq(o["idx"]), res[0][2].eq(result),
                      res[1][0].eq(res[0][0]), res[1][1].eq(res[0][1]), res[1][2].eq(res[0][2]),
                      written.bit_select(o["idx"], 1).eq(1)]
         # write back (c + 3)
         m.d.comb += [w_port.en.eq(res[0][0]), w_port.addr.eq(res[0][1]), w_port.data.eq(res[0][2])]
 
-        # software reads: in stage A's first cycle (t + 1, the read engine waits) the memory, the
-        # accumulators and "written" are read at the word's one-hot select; the value in its second
-        hsel = Cat(fetch.fsel[k] for k, _ in self._slots)
-        h_idx = one_hot_index(m, hsel, name="r_idx")
-        a_idx = Signal(range(n))
-        a_new = Signal()                        # first cycle of the word in stage A
-        a_next = Signal()                       # second
-        a_snap = Signal(K * len(fields))
-        a_known = Signal()
-        hit_a = hsel.any()
-        m.d.sync += [a_new.eq(fetch.fill), a_next.eq(a_new)]
-        m.d.comb += [rd_port.addr.eq(h_idx), rd_port.en.eq(a_new), self.wait.eq(a_new & hit_a)]
-        with m.If(a_new):
-            m.d.sync += [a_idx.eq(h_idx), a_snap.eq(one_hot_select(m, hsel, [Cat(*p) for p in pend], name="r_pend")),
-                         a_known.eq((written & hsel).any())]
-        r_base = current(a_idx, rd_port.data, a_known)
-        word = Const(0, 64)
-        for j, f in enumerate(fields):
-            word = word | (counted(r_base, a_snap, j).as_unsigned() << f.lsb)
+        # the read's value, from its operation
         a_held = Signal(64)
-        with m.If(a_next):
-            m.d.sync += a_held.eq(word)
+        with m.If(o["read"]):
+            m.d.sync += [a_held.eq(word), a_done.eq(1)]
+        with m.If(fetch.load):
+            m.d.sync += [a_issued.eq(0), a_done.eq(0)]
         rdq = Signal(64)
         with m.If(fetch.load):
-            m.d.sync += rdq.eq(Mux(hit_a, Mux(a_next, word, a_held), 0))
+            m.d.sync += rdq.eq(Mux(hit_a, a_held, 0))
         m.d.comb += self.read_data.eq(rdq)
         return m
