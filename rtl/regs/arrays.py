@@ -60,7 +60,8 @@ class RegArrays(wiring.Component):
             rd_mask = Const(sum(f.mask for f in reg.fields if "r" in f.sw), 64)
             m.d.sync += a_hit[i].eq(Mux(fetch.fill, hit_f, a_hit[i]))
             if reg.storage == "ram":
-                mem_ = Memory(shape=unsigned(64), depth=reg.count, init=[reg.reset] * reg.count)
+                mem_ = Memory(shape=unsigned(64), depth=reg.count, init=[reg.reset] * reg.count,
+                              attrs={"ram_style": "block"})
                 m.submodules[arr.name + "_ram"] = mem_
                 wp = mem_.write_port(granularity=8)
                 rp = mem_.read_port(domain="sync")

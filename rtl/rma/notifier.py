@@ -30,7 +30,7 @@ class RmaNotifier(wiring.Component):
     ``dropped_incr`` strobes.  Nothing waits for software, so a full queue never blocks another VPID or
     the network, and no notification is lost without a count.
 
-    The write pointers are a :class:`~amaranth.lib.memory.Memory` (LUT RAM) with one write port: the
+    The write pointers are a :class:`~amaranth.lib.memory.Memory` (block RAM) with one write port: the
     pointer advances in a cycle after the notification's last beat in which software does not write
     (a software write to another pointer delays it by a cycle; one to the same pointer wins).  The full
     test and the header address are registered one cycle after the look-up.
@@ -75,9 +75,9 @@ class RmaNotifier(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # the write pointers are a memory (LUT RAM) with one write port, shared by software and the
+        # the write pointers are a memory (block RAM) with one write port, shared by software and the
         # advance: 32 pointers as flip-flops behind a 32:1 multiplexer bounded the unit's Fmax
-        m.submodules.wps = wps = Memory(shape=32, depth=self.vpids, init=[])
+        m.submodules.wps = wps = Memory(shape=32, depth=self.vpids, init=[], attrs={"ram_style": "block"})
         wr = wps.write_port(granularity=8)
         # transparent: the read port always shows the head notification's pointer as of this cycle,
         # a write included, as the flip-flops did

@@ -1,6 +1,6 @@
 """The RMA DMA read engine (:class:`RmaReader`) and its request and data layouts."""
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -24,7 +24,9 @@ class RmaReader(wiring.Component):
 
     Each read request (one line segment, 1..8 words) takes the tail slot of ``slots`` and leaves as a
     non-posted HTAX READ tagged ``tag_base + slot``; its response, in any order, fills the slot; words
-    leave on ``data`` strictly in request order, the slot's last word with ``last``.  A response with an
+    leave on ``data`` strictly in request order, the slot's last word with ``last``, from a register (the
+    block RAM's read port, read one word ahead): a word leaves at the earliest in the cycle after its
+    slot is complete.  A response with an
     error status fills its slot with zero words and sets ``error`` on each of them.
 
     Parameters
@@ -59,8 +61,9 @@ class RmaReader(wiring.Component):
         m = Module()
         n = self.slots
         sb = (n - 1).bit_length()
-        m.submodules.buf = buf = Memory(shape=64, depth=8 * n, init=[])
-        wr, rd = buf.write_port(), buf.read_port(domain="comb")
+        # block RAM: the words are read one cycle ahead into the read port's register (the output)
+        m.submodules.buf = buf = Memory(shape=64, depth=8 * n, init=[], attrs={"ram_style": "block"})
+        wr, rd = buf.write_port(), buf.read_port(transparent_for=())
         head = Signal(sb + 1)           # slots are head .. tail - 1 (one more bit: full vs empty)
         tail = Signal(sb + 1)
         done = Signal(n)                # the slot's response arrived
@@ -113,14 +116,19 @@ class RmaReader(wiring.Component):
         for i in range(n):
             with m.If(hs == i):
                 m.d.comb += [h_words.eq(words[i]), h_done.eq(done[i]), h_err.eq(err[i])]
+        # the output register: the read port's data, with last and error beside it; the next word is
+        # read when the register is empty or leaves (a slot is free again once its last word is read)
         out = self.data.payload
-        m.d.comb += [rd.addr.eq(Cat(word, hs)), out.data.eq(rd.data),
-                     out.last.eq(word == h_words - 1), out.error.eq(h_err),
-                     self.data.valid.eq((head != tail) & h_done)]
-        with m.If(h_err):
-            m.d.comb += out.data.eq(0)
-        with m.If(self.data.valid & self.data.ready):
-            m.d.sync += word.eq(word + 1)
-            with m.If(out.last):
+        o_valid, o_last, o_err = Signal(), Signal(), Signal()
+        advance = Signal()
+        m.d.comb += [advance.eq((head != tail) & h_done & (~o_valid | self.data.ready)),
+                     rd.addr.eq(Cat(word, hs)), rd.en.eq(advance),
+                     self.data.valid.eq(o_valid), out.data.eq(Mux(o_err, 0, rd.data)),
+                     out.last.eq(o_last), out.error.eq(o_err)]
+        with m.If(advance):
+            m.d.sync += [o_valid.eq(1), o_last.eq(word == h_words - 1), o_err.eq(h_err), word.eq(word + 1)]
+            with m.If(word == h_words - 1):
                 m.d.sync += [word.eq(0), head.eq(head + 1)]
+        with m.Elif(self.data.ready):
+            m.d.sync += o_valid.eq(0)
         return m

@@ -60,7 +60,7 @@ class RmaTrainTable(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bits = exact_log2(self.nodes)
-        m.submodules.mem = mem = Memory(shape=RmaTrain, depth=2 * self.nodes, init=[])
+        m.submodules.mem = mem = Memory(shape=RmaTrain, depth=2 * self.nodes, init=[], attrs={"ram_style": "block"})
         rd, wr = mem.read_port(transparent_for=()), mem.write_port()
         m.d.comb += rd.addr.eq(Cat(self.read_get, self.read_node[:bits]))
         in_range = Signal()

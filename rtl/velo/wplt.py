@@ -55,7 +55,7 @@ class VeloWritePointers(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.mem = mem = Memory(shape=32, depth=self.vpids, init=[])
+        m.submodules.mem = mem = Memory(shape=32, depth=self.vpids, init=[], attrs={"ram_style": "block"})
         sw_rd = mem.read_port()
         hw_rd = mem.read_port(transparent_for=())
         wr = mem.write_port(granularity=8)
