@@ -54,7 +54,7 @@ report: $(STAMP)
 	$(PY) -m fpga.report --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(PLACER),--placer $(PLACER)) $(if $(SEEDS),--seed $(SEEDS))
 	$(PY) -m fpga.perfdoc
 
-## budget    synth_ecp5 only: LUT levels in front of every register input against 7 per stage -> build/budget/ (UNIT=, LEVELS=, CHECK=1 fails above it)
+## budget    synth_ecp5 + pack only: logic cells, and LUT levels in front of every register input against 7 per stage -> build/budget/ (UNIT=, LEVELS=, CHECK=1 fails above it)
 budget: $(STAMP)
 	$(PY) -m fpga.budget --config $(CONFIG) $(if $(UNIT),--unit $(UNIT)) $(if $(LEVELS),--levels $(LEVELS)) $(if $(CHECK),--check)
 

@@ -2,8 +2,10 @@
 
 Issue 45, step 4: at the 156.25 MHz core clock (6.4 ns) a register stage on ECP5 -8 gets at most 7 LUT
 levels (a placed LUT4 with the routing into it costs most of a nanosecond; clock-to-out and setup take
-the rest of the period).  This check runs ``synth_ecp5`` only (no place and route: under a
-minute for most units, about 14 minutes for the default NIC on one core), measures the levels with
+the rest of the period).  This check runs ``synth_ecp5`` and packs the netlist (``nextpnr-ecp5
+--pack-only``, a second: the logic cells and block RAM the unit takes on the LFE5UM5G-85F, the fit
+figure) but does not place and route (under a minute for most units, about 15 minutes for the default
+NIC on one core); it measures the levels with
 :func:`fpga.timing.logic_depth` and lists every register group with an input above the budget,
 deepest first, so a regression shows without the hours of a NIC place and route.  The levels are a
 proxy: routing decides the clock, and ``make report`` measures it.
@@ -11,8 +13,8 @@ proxy: routing decides the clock, and ``make report`` measures it.
 For each unit (``fpga.units``, or ``--unit``) from one configuration it writes
 ``build/budget/<unit>/`` (Verilog, netlist, synthesis log), and ``build/budget/budget.json`` and
 ``budget.md`` with every unit measured so far: its deepest level, its register input bits above the
-budget, and those groups.  ``--check`` exits with status 1 when a unit it measured has an input
-above the budget.
+budget, and those groups, and its packed logic cells and block RAM.  ``--check`` exits with status 1
+when a unit it measured has an input above the budget.
 
     make budget                       # every unit of configs/default.toml
     make budget UNIT=xbar LEVELS=7    # one unit; LEVELS defaults to 7
@@ -26,7 +28,7 @@ from rtl.config import ROOT, config_errors, load
 from sim.provenance import provenance
 from sim.runner import emit_verilog
 
-from .report import synth_ecp5
+from .report import pack_ecp5, synth_ecp5
 from .timing import logic_depth
 from .units import discover
 
@@ -48,10 +50,13 @@ def over_budget(depth, levels=BUDGET_LEVELS):
 def budget(name, component, workdir, levels=BUDGET_LEVELS):
     """Synthesize ``component`` as unit ``name`` in ``workdir`` and measure it against ``levels``:
     ``{"unit", "levels_max", "histogram", "inputs", "inputs_over", "groups_over", "lut4", "ff",
-    "synth_s"}`` (``inputs_over``: register input bits deeper than ``levels``)."""
+    "synth_s", "fit"}`` (``inputs_over``: register input bits deeper than ``levels``; ``fit``: the
+    packed netlist's ``{cell: [used, available, percent]}`` on the LFE5UM5G-85F,
+    :func:`fpga.report.pack_ecp5`)."""
     workdir.mkdir(parents=True, exist_ok=True)
     emit_verilog(component, name, workdir / f"{name}.v")
     t, cells = synth_ecp5(name, workdir)
+    fit = pack_ecp5(name, workdir)
     depth = logic_depth(json.loads((workdir / f"{name}_ecp5.json").read_text()))
     hist = depth["histogram"]
     return {
@@ -60,6 +65,7 @@ def budget(name, component, workdir, levels=BUDGET_LEVELS):
         "inputs": sum(hist.values()), "inputs_over": sum(n for k, n in hist.items() if k > levels),
         "groups_over": over_budget(depth, levels),
         "lut4": cells.get("LUT4", 0), "ff": cells.get("TRELLIS_FF", 0), "synth_s": round(t, 1),
+        "fit": fit,
     }
 
 
@@ -67,11 +73,16 @@ def format_budget(results, top=20):
     """Markdown: one summary row per unit, then per unit over budget its ``top`` deepest groups."""
     lines = ["# LUT levels against the register-stage budget (`make budget`, synthesis only)", "",
              "| unit | budget | deepest | register input bits | bits over budget | groups over budget "
-             "| LUT4 | FF | commit |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| LUT4 | FF | logic cells (packed, % of 85F) | DP16KD (%) | commit |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results.values():
         commit = r.get("commit", "?") + (" (dirty)" if r.get("dirty") else "")
+        fit = r.get("fit", {})
+        cells = "{0} ({2} %)".format(*fit["TRELLIS_COMB"]) if "TRELLIS_COMB" in fit else "-"
+        bram = "{0} ({2} %)".format(*fit["DP16KD"]) if "DP16KD" in fit else "0"
         lines.append(f"| {r['unit']} | {r['budget_levels']} | {r['levels_max']} | {r['inputs']} | "
-                     f"{r['inputs_over']} | {len(r['groups_over'])} | {r['lut4']} | {r['ff']} | {commit} |")
+                     f"{r['inputs_over']} | {len(r['groups_over'])} | {r['lut4']} | {r['ff']} | {cells} | {bram} "
+                     f"| {commit} |")
     for r in results.values():
         if r["groups_over"]:
             lines += ["", f"## {r['unit']}: register inputs above {r['budget_levels']} LUT levels", "",

