@@ -118,10 +118,11 @@ class RegRx(wiring.Component):
         # write decode, one cycle ahead of the update: wr_addr is the address of the arriving beat
         fhit = Cat(*(wr_addr == fl.word for fl in self._flops))
         ahit = Cat(*(arr.hit(wr_addr) for arr in self._arrays))
-        m.d.sync += [
-            w.fsel.eq(Mux(beat_w & wr_ok, fhit, 0)), w.asel.eq(Mux(beat_w & wr_ok, ahit, 0)),
-            w.unmapped.eq(beat_w & ~(wr_ok & (fhit.any() | ahit.any()))),
-        ]
+        # unmapped: a word written with no select bit set (from the registers, not the decode)
+        w_beat = Signal()
+        m.d.sync += [w.fsel.eq(Mux(beat_w & wr_ok, fhit, 0)), w.asel.eq(Mux(beat_w & wr_ok, ahit, 0)),
+                     w_beat.eq(beat_w)]
+        m.d.comb += w.unmapped.eq(w_beat & ~(w.fsel.any() | w.asel.any()))
 
         # the read's status, decided from the header as it arrives: every requested word must decode to
         # a register
