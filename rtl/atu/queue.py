@@ -2,9 +2,9 @@
 
 from amaranth.hdl import Assert, Module, Mux, Shape, Signal, Value
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.blockfifo import BlockRamFIFO
 from rtl.common.params import check_pow2
 
 from .formats import OfferSignature
@@ -13,7 +13,7 @@ __all__ = ["AtuRequestQueue"]
 
 
 class AtuRequestQueue(wiring.Component):
-    """Request FIFO (block RAM, :class:`~amaranth.lib.fifo.SyncFIFOBuffered`) with a bypass.
+    """Request FIFO (block RAM, :class:`~rtl.common.blockfifo.BlockRamFIFO`) with a bypass.
 
     When the FIFO holds nothing (read pipeline included), an arriving request is offered on ``o`` in
     the cycle it arrives; if the lookup does not take it then, it is written into the FIFO and offered
@@ -55,7 +55,7 @@ class AtuRequestQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         depth = self._depth
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=Shape.cast(self._shape).width, depth=depth)
+        m.submodules.fifo = fifo = BlockRamFIFO(width=Shape.cast(self._shape).width, depth=depth)
         count = Signal(range(depth + 1))
         ready = Signal(init=1)
         ready2 = Signal(init=1)

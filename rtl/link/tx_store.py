@@ -49,7 +49,8 @@ class LinkTxStore(wiring.Component):
         m = Module()
         p = self.params
         m.submodules.beats = beats = Memory(shape=64, depth=p.replay_flits << p.beat_idx_bits, init=[])
-        m.submodules.meta = meta = Memory(shape=p.replay_meta, depth=p.replay_flits, init=[])
+        m.submodules.meta = meta = Memory(shape=p.replay_meta, depth=p.replay_flits, init=[],
+                                          attrs={"ram_style": "block"})
         bw, br = beats.write_port(), beats.read_port(transparent_for=())
         mw, mr = meta.write_port(), meta.read_port(transparent_for=())
         m.d.comb += [bw.addr.eq(Cat(self.w_beat, self.w_slot)), bw.data.eq(self.w_data), bw.en.eq(self.w_en),

@@ -1,10 +1,11 @@
 """The RMA unit's HTAX receive side (:class:`RmaRx`)."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import AtsMessage
+from rtl.common.blockfifo import BlockRamFIFO
 from rtl.common.htax import HtaxCmd, HtaxLinkSignature, HtaxStatus, HtaxVC
 from rtl.common.params import check_int
 
@@ -75,7 +76,7 @@ class RmaRx(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         width = data.Layout.cast(RmaCommandIn).size
-        m.submodules.buf = buf = fifo.SyncFIFOBuffered(width=width, depth=self.depth)
+        m.submodules.buf = buf = BlockRamFIFO(width=width, depth=self.depth)
         rx = self.rx
         beat = rx.payload
         hdr = beat.word.header

@@ -1,9 +1,10 @@
 """VELO completer: network packets -> receive slots in host memory (dissertation ch. 7.4)."""
 
 from amaranth.hdl import Module
-from amaranth.lib import fifo, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.blockfifo import BlockRamFIFO
 from rtl.common.htax import HtaxLinkSignature
 from rtl.common.net import NetStreamSignature
 from rtl.common.params import check_port, check_pow2
@@ -79,7 +80,7 @@ class VeloCompleter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.planner = pl = VeloSlotPlanner(vpids=self.vpids)
-        m.submodules.queue = q = fifo.SyncFIFOBuffered(width=64, depth=SLOT_WORDS)
+        m.submodules.queue = q = BlockRamFIFO(width=64, depth=SLOT_WORDS)
         m.submodules.writer = wr = VeloSlotWriter(vpids=self.vpids, htax_port=self.htax_port,
                                                   host_port=self.host_port)
         wiring.connect(m, wiring.flipped(self.net_rx), pl.net_rx)
