@@ -1,4 +1,5 @@
-"""``make budget``: the LUT levels in front of every register input of every unit, synthesis only.
+"""``make budget``: the LUT levels in front of every register input of every unit, and the logic cells
+and block RAM it packs into, without place and route.
 
 Issue 45, step 4: at the 156.25 MHz core clock (6.4 ns) a register stage on ECP5 -8 gets at most 7 LUT
 levels (a placed LUT4 with the routing into it costs most of a nanosecond; clock-to-out and setup take
@@ -71,7 +72,8 @@ def budget(name, component, workdir, levels=BUDGET_LEVELS):
 
 def format_budget(results, top=20):
     """Markdown: one summary row per unit, then per unit over budget its ``top`` deepest groups."""
-    lines = ["# LUT levels against the register-stage budget (`make budget`, synthesis only)", "",
+    lines = ["# LUT levels against the register-stage budget and packed size (`make budget`, no place and "
+             "route)", "",
              "| unit | budget | deepest | register input bits | bits over budget | groups over budget "
              "| LUT4 | FF | logic cells (packed, % of 85F) | DP16KD (%) | commit |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

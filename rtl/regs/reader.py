@@ -36,8 +36,8 @@ class RegReader(wiring.Component):
     array_data : In(64)
         The arrays' read data of the word in stage B.
     a_wait : In(1)
-        The word in stage A may not move to stage B in this cycle (a counter bank's word, in its first
-        cycle there).
+        The word in stage A may not move to stage B in this cycle (a counter bank's word whose value is
+        not there yet).
     response : Out(ResponseSignature(...))
         To the transmitter.
     """

@@ -6,9 +6,10 @@ package holds the hand-written logic every register file shares.  It replaces th
 generated Verilog plus the hand-written HTAX wrapper with its MSI translation (ch. 7.2, last paragraph).
 
 :class:`RegisterFile` unrolls the description into register slots (:mod:`rtl.regs.slots`) and joins
-five blocks: :class:`~rtl.regs.rx.RegRx` (receive framing and write decode),
+its blocks: :class:`~rtl.regs.rx.RegRx` (receive framing and write decode),
 :class:`~rtl.regs.reader.RegReader` (the read being answered, fetched in two stages),
 :class:`~rtl.regs.flops.RegFlops` (flip-flop registers and their field semantics),
+:class:`~rtl.regs.bank.CounterBank` (one per shared counter layout: plain counters in block RAM),
 :class:`~rtl.regs.arrays.RegArrays` (RAM and external arrays) and :class:`~rtl.regs.tx.RegTx`
 (responses and MSI writes).  ``docs/regs.md`` states the HTAX behaviour, the field semantics and the
 port names; each block's docstring points to the part it owns.

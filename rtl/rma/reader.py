@@ -121,13 +121,14 @@ class RmaReader(wiring.Component):
         out = self.data.payload
         o_valid, o_last, o_err = Signal(), Signal(), Signal()
         advance = Signal()
+        h_last = word == h_words - 1
         m.d.comb += [advance.eq((head != tail) & h_done & (~o_valid | self.data.ready)),
                      rd.addr.eq(Cat(word, hs)), rd.en.eq(advance),
                      self.data.valid.eq(o_valid), out.data.eq(Mux(o_err, 0, rd.data)),
                      out.last.eq(o_last), out.error.eq(o_err)]
         with m.If(advance):
-            m.d.sync += [o_valid.eq(1), o_last.eq(word == h_words - 1), o_err.eq(h_err), word.eq(word + 1)]
-            with m.If(word == h_words - 1):
+            m.d.sync += [o_valid.eq(1), o_last.eq(h_last), o_err.eq(h_err), word.eq(word + 1)]
+            with m.If(h_last):
                 m.d.sync += [word.eq(0), head.eq(head + 1)]
         with m.Elif(self.data.ready):
             m.d.sync += o_valid.eq(0)
