@@ -6,6 +6,11 @@ prints the same tables for any netlist (``docs/performance.md``, "Reading the ti
     python -m fpga.timing build/reports/htax_pipelined/htax_pipelined_ecp5.json \\
         --pnr build/reports/htax_pipelined/htax_pipelined_pnr_s1.json --period 5
 
+and ``--trace GROUP`` prints the deepest path into a register group instead, net by net with its LUT
+level (the nets' names say which blocks it crosses)::
+
+    python -m fpga.timing build/budget/nic/nic_ecp5.json --trace 'net.xbar.in#.decision.DI'
+
 Both views group the *sequential inputs* (a flip-flop's ``DI``/``M``/``CE``/``LSR``, a block RAM's
 address, data and enable inputs, a LUT RAM's write inputs) by register: the cell name without
 yosys's ``_TRELLIS_FF_Q...`` suffix, with every number replaced by ``#``, plus the port (digits to
@@ -28,7 +33,7 @@ import json
 import re
 import sys
 
-__all__ = ["logic_depth", "late_inputs", "register_group", "sequential_inputs", "format_tables"]
+__all__ = ["logic_depth", "trace_deepest", "late_inputs", "register_group", "sequential_inputs", "format_tables"]
 
 # input ports that end a path, by cell type (None: every input but the clocks)
 _SEQUENTIAL = {
@@ -82,14 +87,9 @@ def sequential_inputs(netlist):
     return result
 
 
-def logic_depth(netlist):
-    """LUT levels in front of every sequential input of a ``synth_ecp5`` JSON netlist (a dict).
-
-    Returns ``{"histogram": {levels: inputs}, "max_levels": int, "groups": [{"register", "inputs",
-    "levels", "at_max"}, ...]}``, the groups deepest first (then largest).  ``inputs`` counts bits,
-    ``at_max`` how many of them are at the group's deepest level.  Raises ``ValueError`` on a
-    combinational loop.
-    """
+def _levels(netlist):
+    """``(level, fanin, driver)``: the LUT level of every net bit in front of a sequential input, the
+    fan-in function (bit -> ``[(bit, cost)]``) and ``{bit: (cell, port)}`` of the bits' drivers."""
     cells = _top(netlist)["cells"]
     driver = {}
     for name, cell in cells.items():
@@ -110,9 +110,8 @@ def logic_depth(netlist):
         conns = cell["connections"]
         return [(b, cost) for p, cost in comb(port) for b in conns.get(p, []) if isinstance(b, int)]
 
-    seq = sequential_inputs(netlist)
     level = {}
-    for bits in seq.values():
+    for bits in sequential_inputs(netlist).values():
         for start in bits:
             stack, on_path = [start], set()
             while stack:
@@ -132,10 +131,21 @@ def logic_depth(netlist):
                 level[b] = max((level[d] + cost for d, cost in deps), default=0)
                 stack.pop()
                 on_path.discard(b)
+    return level, fanin, driver
 
+
+def logic_depth(netlist):
+    """LUT levels in front of every sequential input of a ``synth_ecp5`` JSON netlist (a dict).
+
+    Returns ``{"histogram": {levels: inputs}, "max_levels": int, "groups": [{"register", "inputs",
+    "levels", "at_max"}, ...]}``, the groups deepest first (then largest).  ``inputs`` counts bits,
+    ``at_max`` how many of them are at the group's deepest level.  Raises ``ValueError`` on a
+    combinational loop.
+    """
+    level, _, _ = _levels(netlist)
     groups = collections.defaultdict(list)
     hist = collections.Counter()
-    for (cell, port), bits in seq.items():
+    for (cell, port), bits in sequential_inputs(netlist).items():
         for b in bits:
             if not isinstance(b, int):
                 continue                                  # tied to a constant
@@ -146,6 +156,41 @@ def logic_depth(netlist):
             for k, v in groups.items()]
     rows.sort(key=lambda r: (-r["levels"], -r["inputs"], r["register"]))
     return {"histogram": dict(sorted(hist.items())), "max_levels": max(hist, default=0), "groups": rows}
+
+
+def _bit_names(netlist):
+    """``{bit: name}``: the shortest user-visible net name of each bit (``name[i]`` for a vector)."""
+    names = {}
+    for name, net in _top(netlist).get("netnames", {}).items():
+        if net.get("hide_name"):
+            continue
+        bits = net["bits"]
+        for i, b in enumerate(bits):
+            label = name if len(bits) == 1 else f"{name}[{i}]"
+            if isinstance(b, int) and (b not in names or len(label) < len(names[b])):
+                names[b] = label
+    return names
+
+
+def trace_deepest(netlist, group):
+    """The deepest path into the register group ``group`` (as :func:`logic_depth` names it), from its
+    start to the register input: ``[(level, net name or driver cell), ...]``.  Raises ``KeyError`` if
+    no sequential input is in that group."""
+    level, fanin, driver = _levels(netlist)
+    ends = [b for (cell, port), bits in sequential_inputs(netlist).items()
+            if register_group(cell, port) == group for b in bits if isinstance(b, int)]
+    if not ends:
+        raise KeyError(f"no register input in group {group!r}")
+    names = _bit_names(netlist)
+    b = max(ends, key=lambda e: level.get(e, 0))
+    path = []
+    while True:
+        cell, port = driver.get(b, ("?", "?"))
+        path.append((level.get(b, 0), names.get(b) or f"{cell}.{port}"))
+        deps = [(d, cost) for d, cost in fanin(b) if level.get(d, 0) + cost == level.get(b, 0)]
+        if not deps:
+            return path[::-1]
+        b = deps[0][0]
 
 
 def late_inputs(report, period_ns, netlist):
@@ -209,9 +254,17 @@ def main(argv=None):
     ap.add_argument("--pnr", help="nextpnr-ecp5 --report JSON written with --detailed-timing-report")
     ap.add_argument("--period", type=float, default=5.0, help="clock period in ns (default 5: 200 MHz)")
     ap.add_argument("--top", type=int, default=20, help="groups per table (default 20)")
+    ap.add_argument("--trace", metavar="GROUP", action="append",
+                    help="print the deepest path into this register group instead (repeatable)")
     args = ap.parse_args(argv)
     with open(args.netlist) as f:
         netlist = json.load(f)
+    for group in args.trace or []:
+        print(f"{group}:")
+        for lv, name in trace_deepest(netlist, group):
+            print(f"  {lv:3d}  {name}")
+    if args.trace:
+        return 0
     late = None
     if args.pnr:
         with open(args.pnr) as f:

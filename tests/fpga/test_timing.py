@@ -14,7 +14,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fpga.timing import format_tables, late_inputs, logic_depth, register_group
+from fpga.timing import format_tables, late_inputs, logic_depth, main, register_group, trace_deepest
 
 
 def _cell(kind, outputs, **inputs):
@@ -69,6 +69,29 @@ def test_levels_of_luts_muxes_carries_and_rams():
     assert depth["groups"][0]["register"] == "s#.DI"                 # deepest first
     assert sum(depth["histogram"].values()) == sum(r["inputs"] for r in depth["groups"])
     assert "| `s#.DI` | 2 | 3 | 2 |" in format_tables(depth)
+
+
+def test_trace_deepest_path_names_its_nets(tmp_path, capsys):
+    # a: FF -> l1 -> l2 -> b.DI (2 levels) beside a 1-level path from the same FF; net names on 2..4
+    cells = {
+        "a_TRELLIS_FF_Q": _ff(2, "0"),
+        "l1": _cell("LUT4", {"Z": 3}, A=2, B="0", C="0", D="0"),
+        "l2": _cell("LUT4", {"Z": 4}, A=3, B=2, C="0", D="0"),
+        "b_TRELLIS_FF_Q": _ff(5, 4),
+        "c_TRELLIS_FF_Q": _ff(6, 3),
+    }
+    netlist = _netlist(cells)
+    netlist["modules"]["top"]["netnames"] = {
+        "u.state": {"bits": [2, 6], "hide_name": 0}, "u.next": {"bits": [3], "hide_name": 0},
+        "u.next_long_name": {"bits": [3], "hide_name": 0}, "$auto$x": {"bits": [4], "hide_name": 1}}
+    assert trace_deepest(netlist, "b.DI") == [(0, "u.state[0]"), (1, "u.next"), (2, "l2.Z")]
+    assert trace_deepest(netlist, "c.DI") == [(0, "u.state[0]"), (1, "u.next")]
+    with pytest.raises(KeyError, match="no register input in group 'x.DI'"):
+        trace_deepest(netlist, "x.DI")
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps(netlist))
+    assert main([str(path), "--trace", "b.DI"]) == 0
+    assert capsys.readouterr().out.split("\n")[:3] == ["b.DI:", "    0  u.state[0]", "    1  u.next"]
 
 
 def test_combinational_loop_is_an_error():
