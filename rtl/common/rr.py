@@ -81,8 +81,14 @@ def past_mask(one_hot):
 
 
 def lowest(x):
-    """The lowest set bit of ``x``, one-hot (zero when no bit is set), from LUT trees."""
-    return Cat(x[k] & ~x[:k].any() if k else x[0] for k in range(len(x)))
+    """The lowest set bit of ``x``, one-hot (zero when no bit is set).  Up to 4 bits a LUT each; wider,
+    ``x & (~x + 1)``: the increment maps to a carry chain (``CCU2C`` on ECP5), a fixed two LUT levels
+    and a fast carry where the prefix-OR form ``x[k] & ~x[:k].any()`` becomes a ripple of LUTs once
+    synthesis shares its prefixes (ten levels for the 17 slots of an HTAX input)."""
+    x = Value.cast(x)
+    if len(x) <= 4:
+        return Cat(x[k] & ~x[:k].any() if k else x[0] for k in range(len(x)))
+    return (x & (~x + 1))[:len(x)]
 
 
 def past(index, n):
