@@ -6,8 +6,9 @@ and switches them, and one link port (:mod:`rtl.link`) per cable carries them to
 retransmission.  Link port ``k`` is crossbar port ``k``; the network port is the crossbar's network
 port 0 (a route table entry ``EJECT + 0``).  Every link and crossbar port carries the four VCs of
 ``docs/network.md``.  A register slice (:class:`~rtl.common.slice.RegisterSlice`, one cycle) sits on
-every stream between the units and the network port and between the network port and the crossbar,
-so no combinational path crosses the network port (``docs/nic.md``, "FPGA").
+every stream between the units and the network port and from the network port into the crossbar; the
+network port's ejectors begin with their own (it registers the header check with the beat), so no
+combinational path crosses the network port (``docs/nic.md``, "FPGA").
 """
 
 from amaranth.hdl import Module
@@ -134,17 +135,17 @@ class NetworkLayer(wiring.Component):
                          link.replay_timeout.eq(self.replay_timeout), link.max_replays.eq(self.max_replays),
                          self.link_error[k].eq(link.link_error)]
             m.d.comb += [self.link_counters[k][j].eq(getattr(link, name)) for j, name in enumerate(COUNTERS)]
-        # A register slice on every stream between the units and the network port and between the
-        # network port and the crossbar: no combinational path crosses the network port (timing,
-        # docs/nic.md "FPGA"); a slice keeps order, so every rule of the streams holds across it.
+        # A register slice on every stream between the units and the network port and from the
+        # network port into the crossbar (the ejectors start with their own): no combinational path
+        # crosses the network port (timing, docs/nic.md "FPGA"); a slice keeps order, so every rule of
+        # the streams holds across it.
         L = len(self.links)
         for v in range(NUM_NET_VCS):
             if v in injection_vcs():
                 _sliced(m, f"inject{v}", n.xbar_o[v], x.ports[L].i[v])
-                _sliced(m, f"eject{v}", x.ports[L].o[v], n.xbar_i[v])
             else:
                 wiring.connect(m, n.xbar_o[v], x.ports[L].i[v])
-                wiring.connect(m, x.ports[L].o[v], n.xbar_i[v])
+            wiring.connect(m, x.ports[L].o[v], n.xbar_i[v])
         for k in range(len(n.sources)):
             _sliced(m, f"fu_tx{k}", wiring.flipped(self.fu_tx[k]), n.fu_tx[k])
         for k in range(len(n.sinks)):

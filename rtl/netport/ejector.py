@@ -6,13 +6,20 @@ packet to the lane of the unit the header's ``unit`` names.  A packet for a unit
 have (``unknown_unit``), for another node (``misrouted``: its ``dst_node`` is not this node), with
 more than 8 payload words, or that does not start with a header beat (``malformed``) is dropped whole
 and counted.
+
+The header check is registered: a register slice (:class:`~rtl.common.slice.RegisterSlice`) takes
+every beat together with its decoded verdict (lane, unknown unit, misrouted, malformed), so the
+crossbar's output and the ejector's choice of lane are separate register stages, and the slice's
+``ready`` is a flip-flop (no combinational path from the units back into the crossbar).  The slice
+is the ejector's one cycle; the network layer puts no other slice in front of it.
 """
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.common.net import MAX_PAYLOAD_WORDS, NODE_BITS, NetBeatKind, NetHeader, NetStreamSignature
+from rtl.common.net import MAX_PAYLOAD_WORDS, NODE_BITS, NetBeat, NetBeatKind, NetHeader, NetStreamSignature
+from rtl.common.slice import RegisterSlice
 
 __all__ = ["Ejector", "EjectorEvents"]
 
@@ -50,14 +57,24 @@ class Ejector(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        beat = self.i.payload
-        head = NetHeader(beat.data)
-        lane = Signal(range(max(len(self._units), 2)))
-        known = Signal()
-        m.d.comb += known.eq(0)
+        lanes = len(self._units)
+        # every beat with the verdict its header would get (used only at a header)
+        verdict = data.StructLayout({"beat": NetBeat, "lane": range(max(lanes, 2)), "known": 1, "bad": 1,
+                                     "stray": 1})
+        m.submodules.stage = stage = RegisterSlice(shape=verdict)
+        into = stage.i.payload
+        head_in = NetHeader(self.i.payload.data)
+        m.d.comb += [stage.i.valid.eq(self.i.valid), self.i.ready.eq(stage.i.ready), into.beat.eq(self.i.payload),
+                     into.bad.eq((self.i.payload.kind != NetBeatKind.HEADER) | ~self.i.payload.first
+                                 | (head_in.payload_words > MAX_PAYLOAD_WORDS)),
+                     into.stray.eq(head_in.dst_node != self.node_id)]
         for k, unit in enumerate(self._units):
-            with m.If(head.unit == unit):
-                m.d.comb += [known.eq(1), lane.eq(k)]
+            with m.If(head_in.unit == unit):
+                m.d.comb += [into.known.eq(1), into.lane.eq(k)]
+
+        src = stage.o
+        beat = src.payload.beat
+        lane, known = src.payload.lane, src.payload.known
         cur = Signal.like(lane)
 
         def forward(first):
@@ -65,17 +82,16 @@ class Ejector(wiring.Component):
             target = lane if first else cur
             for k in range(len(self._units)):
                 with m.If(target == k):
-                    m.d.comb += [self.lanes[k].valid.eq(self.i.valid), self.lanes[k].payload.eq(beat),
-                                 self.i.ready.eq(self.lanes[k].ready)]
+                    m.d.comb += [self.lanes[k].valid.eq(src.valid), self.lanes[k].payload.eq(beat),
+                                 src.ready.eq(self.lanes[k].ready)]
                     if first:
                         m.d.comb += self.lanes[k].payload.first.eq(1)
 
         with m.FSM():
             with m.State("HEADER"):
-                bad = (beat.kind != NetBeatKind.HEADER) | ~beat.first | (head.payload_words > MAX_PAYLOAD_WORDS)
-                stray = head.dst_node != self.node_id
-                with m.If(self.i.valid & (bad | stray | ~known)):
-                    m.d.comb += [self.i.ready.eq(1), self.events.malformed.eq(bad),
+                bad, stray = src.payload.bad, src.payload.stray
+                with m.If(src.valid & (bad | stray | ~known)):
+                    m.d.comb += [src.ready.eq(1), self.events.malformed.eq(bad),
                                  self.events.misrouted.eq(~bad & stray),
                                  self.events.unknown_unit.eq(~bad & ~stray & ~known)]
                     with m.If(beat.last):
@@ -84,7 +100,7 @@ class Ejector(wiring.Component):
                         m.next = "DROP"
                 with m.Else():
                     forward(first=True)
-                    with m.If(self.i.valid & self.i.ready):
+                    with m.If(src.valid & src.ready):
                         m.d.comb += self.events.delivered.eq(1)
                         m.d.sync += cur.eq(lane)
                         with m.If(beat.last):
@@ -93,10 +109,10 @@ class Ejector(wiring.Component):
                             m.next = "BODY"
             with m.State("BODY"):
                 forward(first=False)
-                with m.If(self.i.valid & self.i.ready & beat.last):
+                with m.If(src.valid & src.ready & beat.last):
                     m.next = "HEADER"
             with m.State("DROP"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(self.i.valid & beat.last):
+                m.d.comb += src.ready.eq(1)
+                with m.If(src.valid & beat.last):
                     m.next = "HEADER"
         return m

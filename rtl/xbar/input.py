@@ -5,7 +5,9 @@ Dissertation ch. 7.3 (the EXTOLL crossbar switches cut-through with table routin
 port). The head of every stream that is not being read is the header beat of its next packet; a
 :class:`~rtl.xbar.route.RouteStep` per VC routes it, with the crossbar's route table entry for its
 ``dst_node`` (one combinational read port per VC; a network port injects on dateline VC 0 only, so
-its VC 1 packets are dropped as malformed without a read) and the port's dateline rule. Among the VCs whose
+its VC 1 packets are dropped as malformed without a read) and the port's dateline rule, into a
+register per VC: a head is routed in the cycle it arrives and can be chosen from the next (the route
+and the choice are two register stages). Among the VCs whose
 output (port and VC) is available now (``avail``, the outputs' registers; the output of the packet
 being read counts as available, it becomes so near that packet's end) one is chosen round-robin, and
 the choice is registered (the *decision*): a drop starts from the register, anything else is requested
@@ -21,7 +23,7 @@ the cycle in which the packet's last beat moves (known from the header's lengths
 lets the next packet move in the following cycle, without a gap.  A grant that comes while the packet
 is still read (its source stalled) is kept (``pend``) and the next packet starts in the cycle after
 the last beat; the granting output waits for it.  The next packet of the same VC is decided once its
-header is at the head: one cycle between two packets of one VC.
+header has been routed at the head, so idle cycles separate two packets of one VC.
 """
 
 from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
@@ -238,31 +240,35 @@ class XbarInput(wiring.Component):
         return m
 
     def _choose(self, m, active, cur_vc, vc_mask):
-        """Per VC the head packet's routing decision; among the VCs whose head is not being read and
-        whose output is available, the round-robin choice (``req`` or ``drop`` set if there is one).
-        The output the packet being read goes to counts as available (it becomes so near that packet's
-        end, when the choice is requested)."""
+        """Per VC the head packet's routing decision, registered (``vc#_route``, valid in ``vc#_routed``
+        while the head it was made for is still at the stream's head); among the VCs whose head is not
+        being read and whose output is available, the round-robin choice of those registers (``req``
+        or ``drop`` set if there is one).  The output the packet being read goes to counts as
+        available (it becomes so near that packet's end, when the choice is requested)."""
         V = self._vcs
         rows, eligible = [], []
         for v in range(V):
             head = self.i[v].payload
-            row = Signal(_Decision(V, len(self.dest_port)), name=f"vc{v}_decision")
+            row = Signal(_Decision(V, len(self.dest_port)), name=f"vc{v}_route")
+            routed = Signal(name=f"vc{v}_routed")       # row is the current head's
             blocked = Signal(name=f"vc{v}_blocked")
-            m.d.comb += row.vc.eq(v)
+            # the head stays until it moves: next cycle's head is this one's unless it moves now
+            m.d.sync += routed.eq(self.i[v].valid & ~self.i[v].ready)
+            m.d.sync += row.vc.eq(v)
             if v in self.routed_vcs:
                 m.d.comb += self.lookup[v].eq(NetHeader(head.data).dst_node)
                 step = self._step(m, f"route{v}", head, self.entries[v], v)
                 bad = Mux(head.first & (head.kind == NetBeatKind.HEADER), step.error, RouteError.MALFORMED)
-                m.d.comb += [row.req.eq(bad == RouteError.NONE), row.drop.eq(bad != RouteError.NONE),
+                m.d.sync += [row.req.eq(bad == RouteError.NONE), row.drop.eq(bad != RouteError.NONE),
                              row.err.eq(bad), row.port.eq(step.port), row.ovc.eq(step.vc),
                              row.hops.eq(step.next_hops)]
                 # A hint only (the output checks availability itself): the head's output is unavailable.
-                m.d.comb += blocked.eq(row.req & ~self.avail[step.port].bit_select(step.vc, 1)
-                                       & ~(active & (step.port == self.dest_port)))
+                m.d.comb += blocked.eq(row.req & ~self.avail[row.port].bit_select(row.ovc, 1)
+                                       & ~(active & (row.port == self.dest_port)))
             else:       # a network port injects on dateline VC 0 only: anything else is malformed
-                m.d.comb += [row.drop.eq(1), row.err.eq(RouteError.MALFORMED)]
+                m.d.sync += [row.drop.eq(1), row.err.eq(RouteError.MALFORMED)]
             ok = Signal(name=f"vc{v}_eligible")
-            m.d.comb += ok.eq(self.i[v].valid & ~(active & (cur_vc == v)) & ~blocked)
+            m.d.comb += ok.eq(self.i[v].valid & routed & ~(active & (cur_vc == v)) & ~blocked)
             rows.append(row)
             eligible.append(ok)
         choice = Signal(_Decision(V, len(self.dest_port)))

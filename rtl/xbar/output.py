@@ -19,7 +19,8 @@ Timing: requests come from the inputs' registers, and the grant is computed from
 never promises more than the port has now); the grant goes back to the input from a register, and
 what follows from it (the reservation, the arbiter's order) is booked one cycle later, while the
 port is unavailable anyway.  Beats leaving the queues and a packet's unused reservation come back
-to ``free`` a cycle late, from registers.
+to ``free`` a cycle late, from registers.  A beat taken from an input is written into its queue a
+cycle later, from a register (the write stage).
 """
 
 from amaranth.hdl import Assert, Cat, Module, Mux, Signal
@@ -146,8 +147,12 @@ class XbarOutput(wiring.Component):
         g_vc = Signal(2)
         m.d.sync += g_vc.eq(one_hot_select(m, grant, [r.vc for r in self.reqs], name="g_vc"))
 
+        # A registered write stage: a beat taken in this cycle is written into its queue in the next,
+        # so the inputs' beat path (VC and port multiplexers) and the queues' write side (bypass into
+        # the registers, memory write, pointers) are separate register stages.  The beat is reserved
+        # (at the grant) while it is in the stage.
         m.submodules.queues = queues = VcQueues(vcs=V, depth=D, prefetch=self._prefetch)
-        m.d.comb += [queues.w_en.eq(store), queues.w_vc.eq(src_vc), queues.w_data.eq(src)]
+        m.d.sync += [queues.w_en.eq(store), queues.w_vc.eq(src_vc), queues.w_data.eq(src)]
         # Beats leaving and a packet's unused reservation come back to `free` a cycle late (from
         # registers: the sinks' ready and the input's `last` do not reach the counters).
         popped = Signal(V)
