@@ -41,7 +41,8 @@ class HtaxPostedOrder(wiring.Component):
     start : In(NUM_VCS)
         A packet of VC ``v`` starts on the link now (one-hot).
     hold : Out(NUM_VCS)
-        Bit ``NONPOSTED``: the non-posted VC's next packet may not start now (the other bits are 0).
+        Bit ``NONPOSTED``: the non-posted VC's next packet may not start now (the other bits are 0); a
+        register, set in the cycle after a non-posted packet starts.
     """
 
     arrive: In(NUM_VCS)
@@ -70,19 +71,32 @@ class HtaxPostedOrder(wiring.Component):
         bypass = ~stamps.r_rdy & self.start[NONPOSTED]
         m.d.comb += [stamps.w_en.eq(self.arrive[NONPOSTED] & ~bypass), stamps.w_data.eq(p_in),
                      stamps.r_en.eq(self.start[NONPOSTED])]
+        # ``hold`` is a register, set for the next cycle from this cycle's registers and arrival: the
+        # next cycle's p_in exactly, this cycle's p_out (a posted start now is ignored: that makes
+        # ahead and pending one larger, which only holds longer), and the head stamp the FIFO will
+        # show unless a non-posted packet starts now (then the next head is not known yet: hold one
+        # cycle, a cycle between two non-posted starts).  So no path runs from the start back into it.
+        p_in_next = Signal(width, name="posted_in_next")
+        m.d.comb += p_in_next.eq(p_in + self.arrive[POSTED])
         head = Signal(width, name="head_stamp")
-        m.d.comb += head.eq(Mux(stamps.r_rdy, stamps.r_data, p_in))
+        m.d.comb += head.eq(Mux(stamps.r_rdy, stamps.r_data, p_in_next))
         pending = Signal(width, name="posted_pending")      # posted packets arrived, not started
         ahead = Signal(width, name="posted_ahead")          # of them, older than the head (modulo 2^width)
-        m.d.comb += [pending.eq(p_in - p_out), ahead.eq(head - p_out)]
+        m.d.comb += [pending.eq(p_in_next - p_out), ahead.eq(head - p_out)]
         # The head waits while 1 <= ahead <= pending.  A stamp that newer posted packets have passed
         # (head behind p_out) wraps to a large ahead: no wait, except once 2^width - pending of them have
         # passed, and then only until the pending ones have started: posted packets never wait for it.
-        m.d.comb += self.hold[NONPOSTED].eq((ahead != 0) & (ahead <= pending))
+        hold = Signal(name="hold_np")
+        m.d.sync += hold.eq(self.start[NONPOSTED] | ((ahead != 0) & (ahead <= pending)))
+        m.d.comb += self.hold[NONPOSTED].eq(hold)
 
         if platform == "formal":
-            # a stamp is never lost, and no packet starts that has not arrived
+            # a stamp is never lost, no packet starts that has not arrived, and the registered hold
+            # holds whenever the head's older posted packets are pending (it may hold longer)
             with m.If(stamps.w_en):
                 m.d.comb += Assert(stamps.w_rdy)
-            m.d.comb += Assert(pending <= self._depth)
+            m.d.comb += Assert(p_in - p_out <= self._depth)
+            now = Mux(stamps.r_rdy, stamps.r_data, p_in) - p_out
+            with m.If((now != 0) & (now <= p_in - p_out)):
+                m.d.comb += Assert(hold)
         return m
