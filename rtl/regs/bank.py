@@ -19,8 +19,9 @@ and reads and the scan take turns in those cycles, so every entry is brought up 
 every ``18 * words + 3`` cycles: ``pend_bits`` covers that many events.  Entries not yet written since reset
 read as zero (a flag per word), so the reset clears the counters although it does not clear block RAM.
 
-Timing as in flip-flops: a write takes effect for a read filled two cycles after its data beat, and an
-event in the cycle of a software write counts after it.
+Timing: the units' strobes are registered on their way in, so a bank counts an event a cycle later
+than a flip-flop counter would (an event in the cycle before a software write counts after it); a
+write takes effect for a read filled two cycles after its data beat, as in flip-flops.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
@@ -102,8 +103,13 @@ class CounterBank(wiring.Component):
 
         # the accumulators, one per field of every word
         pend = [[Signal(K, name=f"w{i}_{f.name}_pend") for f in fields] for i in range(n)]
-        events = [[getattr(fl.port, next(g.name for g in fl.reg.fields if g.lsb == f.lsb) + "_incr")
-                   for f in fields] for _, fl in self._slots]
+        # the units' strobes, registered first: a strobe reaches the bank a cycle after its unit raised
+        # it, so no path runs from a unit's logic into the accumulators (the bank counts as of then)
+        events = [[Signal(name=f"w{i}_{f.name}_event") for f in fields] for i in range(n)]
+        for i, (_, fl) in enumerate(self._slots):
+            for j, f in enumerate(fields):
+                strobe = getattr(fl.port, next(g.name for g in fl.reg.fields if g.lsb == f.lsb) + "_incr")
+                m.d.sync += events[i][j].eq(strobe)
         for i in range(n):
             for j in range(len(fields)):
                 m.d.sync += pend[i][j].eq(pend[i][j] + events[i][j])

@@ -2,7 +2,7 @@
 """Counter banks (rtl/regs/bank.py) in the Amaranth simulator: a register file whose counters live in a
 bank, with random events on every counter every cycle, random software writes (single words and floods
 of whole lines that starve the scan), reads while the counters move, and a reset, against a per-cycle
-model of flip-flop counters."""
+model of flip-flop counters that count each event a cycle late (the bank registers the strobes)."""
 
 import random
 
@@ -61,6 +61,7 @@ class _Events(Clocked):
         self.on = True
         self.p = 0.5
         self.strobes = {}
+        self.lagged = {}            # the strobes of the cycle before: the bank registers them first
 
     def _port(self, i, f):
         return getattr(getattr(self.dut.hw, f"c{i}"), f"{f}_incr")
@@ -97,9 +98,10 @@ class _Events(Clocked):
             for f, lsb in (("a", 0), ("b", 32)):
                 m = (mask >> lsb) & MAX
                 self.value[i, f] = (self.value[i, f] & ~m) | ((data >> lsb) & m)
-        for (i, f), bit in self.strobes.items():
+        for (i, f), bit in self.lagged.items():
             v = self.value[i, f] + bit
             self.value[i, f] = min(v, MAX) if f == "a" else v & MAX
+        self.lagged = self.strobes
         self.history.append(dict(self.value))
 
     def word(self, i, cycle=None):
@@ -212,7 +214,7 @@ def test_scan_keeps_up_with_writes_and_reads():
         for i in range(WORDS):
             for s in incr(i):
                 ctx.set(s, 1)
-        in_a, pending_read, reads = None, None, 0
+        in_a, pending_read, reads, lagged = None, None, 0, 0
         for cycle in range(40 * 18 * WORDS):
             flood = cycle < 30 * 18 * WORDS
             w = cycle % 9 != 8 and flood
@@ -235,9 +237,10 @@ def test_scan_keeps_up_with_writes_and_reads():
             if fill:
                 in_a = rng.randrange(8)
                 ctx.set(dut.fetch.fsel, 1 << slots[in_a][0])
-            for i in range(WORDS):                   # the events of this cycle count after its write
+            for i in range(WORDS):                   # the last cycle's events count after this one's write
                 value[i] = data if (w and i == word) else value[i]
-                value[i] = min(value[i] + flood, MAX)
+                value[i] = min(value[i] + lagged, MAX)
+            lagged = flood
             if cycle == 30 * 18 * WORDS - 1:
                 for i in range(WORDS):
                     for s in incr(i):
