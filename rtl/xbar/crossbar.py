@@ -16,7 +16,7 @@ two, so protocol deadlock is excluded in the network too; every crossbar looks t
 own table (the prototype's source path, a route word in the packet, would cost a beat per packet).
 """
 
-from amaranth.hdl import Cat, Module
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -154,7 +154,11 @@ class Crossbar(wiring.Component):
         for x in ins:
             m.d.comb += [x.avail[o].eq(y.avail) for o, y in enumerate(outs)]
         for i, x in enumerate(ins):
-            m.d.comb += x.grant.eq(sum(y.grant[i] for y in outs) != 0)
+            # an input's grant from its own register (any output's grant register holds it as well):
+            # no OR over the outputs in front of the input's packet state
+            granted = Signal(name=f"in{i}_granted")
+            m.d.sync += granted.eq(Cat(y.granting[i] for y in outs).any())
+            m.d.comb += x.grant.eq(granted)
             for o, y in enumerate(outs):
                 m.d.comb += [y.reqs[i].valid.eq(x.req.valid), y.reqs[i].port.eq(x.req.port),
                              y.reqs[i].vc.eq(x.req.vc),
@@ -167,12 +171,14 @@ class Crossbar(wiring.Component):
         return m
 
     def _properties(self, m, ins, outs):
-        """Between the blocks: an input is taken by at most two outputs, and when by two, one of them is
+        """Between the blocks: an input's grant register agrees with the outputs' grant registers; an
+        input is taken by at most two outputs, and when by two, one of them is
         the output of the packet it sends (``dest_port``; the other granted its next packet).  That a
         beat reaches only its packet's output holds by the wiring, not by an assertion: an output sees
         an input's beats, and gives it ``ready``, only while the input's ``dest_onehot`` names it."""
         from amaranth.hdl import Assert
         for i, x in enumerate(ins):
+            m.d.comb += Assert(x.grant == Cat(y.grant[i] for y in outs).any())     # the input's own register
             m.d.comb += Assert(sum(y.taking[i] for y in outs) <= 2)
             with m.If(sum(y.taking[i] for y in outs) == 2):
                 m.d.comb += Assert(Cat(y.taking[i] & (x.dest_port == o) for o, y in enumerate(outs)).any())

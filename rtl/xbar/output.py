@@ -62,6 +62,9 @@ class XbarOutput(wiring.Component):
         Every input's request.
     grant : Out(ports)
         One-hot: the input granted in the previous cycle (a register).
+    granting : Out(ports)
+        One-hot: the input granted in this cycle (``grant``'s next value; the crossbar registers, per
+        input, whether any output grants it).
     beats : In(stream.Signature(NetBeat)).array(ports)
         Every input's packet beats, ``valid`` only while the input's packet is for this port; this
         port takes (``ready``) those of ``cur``.
@@ -84,7 +87,7 @@ class XbarOutput(wiring.Component):
         self._prefetch = prefetch
         super().__init__({
             "reqs": In(XbarRequestSignature(ports)).array(ports),
-            "grant": Out(ports),
+            "grant": Out(ports), "granting": Out(ports),
             "beats": In(stream.Signature(NetBeat)).array(ports),
             "beat_vcs": In(data.ArrayLayout(2, ports)),
             "taking": Out(ports),
@@ -114,6 +117,7 @@ class XbarOutput(wiring.Component):
         grant, update = _least_recent(m, wants)
         m.d.comb += grant_any.eq(wants.any())
         m.d.sync += self.grant.eq(grant)
+        m.d.comb += self.granting.eq(grant)
 
         # The current packet's beats into its VC queue.
         src_valid = Signal()

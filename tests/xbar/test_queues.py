@@ -75,7 +75,9 @@ def test_random_order_per_vc(vcs, depth, prefetch):
                 n += 1
             await ctx.tick()
         assert all(not q for q in model), "beats left in the queues"
-        assert counts["out"] == n and n > 1000
+        # traffic flowed: at least 60 % of what the sinks' ready probabilities let through (the writer
+        # offers 0.7 beats per cycle)
+        assert counts["out"] == n and n > 0.6 * 2500 * min(0.7, sum(ready_p)), (n, ready_p)
 
     _run(dut, bench)
 
