@@ -299,8 +299,8 @@ def run_record():
     raw32 = run_pair({**RECORD_PARAMS, "config": "record_phit32"}, cfg32, "nic_record2_phit32")
     res.update(derive_phit32(raw32, t, cfg32["link"]["phit_bits"]))
     write_bench("system_record", res, {
-        "config": "configs/test_record.toml: configs/default.toml (5-port HtaxPipelined, 6 link ports, 2 network "
-                  "ports, default link buffers) with 8 VPIDs, 4 nodes, 64 TLB and 16 GAT entries",
+        "config": "configs/test_record.toml: configs/default.toml (5-port HtaxPipelined, 6 link ports, 1 network "
+                  "port, default link buffers) with 8 VPIDs, 4 nodes, 64 TLB and 16 GAT entries",
         "phit32": "the same NIC over configs/phit32.toml ([link] phit_bits = 32, ch. 7.8): the phit32_* figures",
         "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b) on link port 0, cable latency 2 cycles each "
                   "way; the other link ports see an idle line",
