@@ -149,16 +149,17 @@ class Rma(wiring.Component):
         m.d.comb += [ats.busy.eq(Cat(req.xbusy, cpl.xbusy, rsp.xbusy)), cpl.flush.eq(ats.flush),
                      cpl.stale.eq(ats.stale[1])]
         # the fences count the completer's writes and the lock write-backs from the engine to the
-        # arbiter, so a buffer there would keep the order; without one the fences cost no cycle
-        connect(m, cpl.tx, tx_arb.i[0])
-        connect(m, rsp.tx, tx_arb.i[4])
-
+        # arbiter, so the register slices on those paths keep the order (a slice holds at most two
+        # last beats, within the fences' depth of 4)
         def last_moves(s):
             return s.valid & s.ready & s.payload.last
         m.d.comb += [cpl_fence.issued.eq(last_moves(cpl.tx)), cpl_fence.arrived.eq(last_moves(tx_arb.i[0])),
                      lock_fence.issued.eq(last_moves(rsp.tx)), lock_fence.arrived.eq(last_moves(tx_arb.i[4]))]
-        names = {1: "nt", 2: "req_rd", 3: "rsp_rd", 5: "ats"}
-        for k, src in ((1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (5, ats.tx)):
+        # a register slice in front of every arbiter input: the arbiter's choice and the HTAX input's
+        # header decode behind it start from registers, not from an engine's state (the responder's
+        # FCAA compare into the switch's slot allocation was the NIC's critical path)
+        names = {0: "cpl", 1: "nt", 2: "req_rd", 3: "rsp_rd", 4: "rsp", 5: "ats"}
+        for k, src in ((0, cpl.tx), (1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (4, rsp.tx), (5, ats.tx)):
             tx_slice = RegisterSlice(shape=HtaxBeat)
             m.submodules[f"tx_slice_{names[k]}"] = tx_slice
             connect(m, src, tx_slice.i)
