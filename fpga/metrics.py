@@ -80,7 +80,7 @@ SOURCES = {
     "reports/rma": "make report UNIT=rma",
     "bench/system": "python bench/system.py",
     "bench/system_record": "python bench/system.py --record",
-    "reports/nic": "make report UNIT=nic CONFIG=configs/fpga_85f.toml",
+    "reports/nic": "make report UNIT=nic PLACER=static",
     "bench/hostbus": "python bench/hostbus.py",
     "bench/system_axi": "python bench/system.py --axi",
     "reports/hostbus": "make report UNIT=hostbus",
@@ -138,7 +138,7 @@ _XBAR = "Network crossbar, 6 link ports + 2 network ports (`rtl/xbar`, issue 34)
 _VELO = "VELO (`rtl/velo`, issue 35)"
 _RMA = "RMA (`rtl/rma`, two nodes, 4-port HTAX; definitions in `docs/rma.md`)"
 _SYS = "Two NICs back to back (`bench/system.py`, issue 37)"
-_NIC = "The NIC, `configs/fpga_85f.toml` (4 link ports): its last place and route (`docs/nic.md`)"
+_NIC = "The NIC, `configs/default.toml` (6 link ports): its last place and route (`docs/nic.md`)"
 _HOSTBUS = "AXI4 host bus bridge (`rtl/hostbus`, `nic_axi.v`, issue 46; definitions in `docs/hostbus.md`)"
 _HTAX = "HTAX, `Htax` (2-cycle switch, issue 3)"
 _HTAXP = "HTAX, `HtaxPipelined` (registered matching, issue 3)"
