@@ -102,7 +102,9 @@ class NetworkPort(wiring.Component):
             if v not in injection_vcs():
                 m.d.comb += self.xbar_i[v].ready.eq(1)
         for k, lanes in enumerate(merges):
-            m.submodules[f"deliver{k}"] = arb = PacketArbiter(count=len(lanes))
+            # no fallback: the ejectors' ready does not follow their lanes' valid (a packet of the
+            # class the unit did not take last waits a cycle at an idle port)
+            m.submodules[f"deliver{k}"] = arb = PacketArbiter(count=len(lanes), fallback=False)
             for j, lane in enumerate(lanes):
                 wiring.connect(m, lane, arb.i[j])
             wiring.connect(m, arb.o, wiring.flipped(self.fu_rx[k]))
