@@ -23,8 +23,12 @@ class RmaFence(wiring.Component):
 
     :class:`~rtl.rma.rma.Rma` uses two: the completer's notifications wait for its payload writes (a
     put's data before its notification), and the responder's DMA reads wait for its lock write-backs
-    (a lock's write-back before the next read of the same word: FCAA atomicity).  Where the path has
-    no buffer the count is 0 again in the cycle after the last beat, so the fence costs no cycle.
+    (a lock's write-back before the next read of the same word: FCAA atomicity).
+
+    ``issued`` and ``arrived`` are registered where they enter, so neither the engine's logic nor the
+    arbiter's grant reaches the counter or ``o``: an issue holds ``o`` from the next cycle on through
+    its register, then through the count; an arrival frees it a cycle late.  Where the path has no
+    buffer ``o`` is free again two cycles after the last beat.
 
     Parameters
     ----------
@@ -49,14 +53,16 @@ class RmaFence(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        count = Signal(range(self.depth + 1))     # packets issued and not yet arrived
+        issued, arrived = Signal(), Signal()     # the strobes of the last cycle
+        m.d.sync += [issued.eq(self.issued), arrived.eq(self.arrived)]
+        count = Signal(range(self.depth + 1))     # packets issued and not yet arrived, as registered
         offered = Signal()                        # o was valid and not taken in the last cycle
-        clear = (count == 0) | offered
+        clear = ((count == 0) & ~issued) | offered
         m.d.comb += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid & clear),
                      self.i.ready.eq(self.o.ready & clear)]
         m.d.sync += offered.eq(self.o.valid & ~self.o.ready)
-        nxt = count + self.issued - self.arrived
+        nxt = count + issued - arrived
         m.d.sync += count.eq(Mux(nxt > self.depth, self.depth, Mux(nxt < 0, 0, nxt)))
         if platform == "formal":
-            m.d.comb += Assert(~self.o.valid | offered | (count == 0))
+            m.d.comb += Assert(~self.o.valid | offered | ((count == 0) & ~issued))
         return m
