@@ -11,6 +11,12 @@
   path, ``issued`` at the slice's input and ``arrived`` at its output, as in
   :class:`~rtl.rma.rma.Rma`: the order rule holds with a buffer inside the fence's span; the
   environment of the fence is now the slice, so the arrival contract is asserted, not assumed.
+* ``tx_arbiter`` (bounded, 14 cycles): :class:`~rtl.rma.txarb.RmaTxArbiter` with three sources, each
+  free within the stream rules and the HTAX packet framing, under any per-VC ``ready`` of the link.
+  Asserted: the link obeys the HTAX link rules (headers not checked for form: the sources' are free),
+  and a header is offered only on a VC the link is ready for, so it moves in the cycle ``valid``
+  rises (a blocked VC never holds the link for the others).  ``tx_arbiter_reach`` (cover): a
+  header moves while the VC of another source's offered header is not ready.
 * ``rx_responses`` (k-induction): :class:`~rtl.rma.rx.RmaRx` under any input obeying the HTAX link rules
   and any command-buffer backpressure: :func:`responses_rule`: the non-posted, response and ATS VCs are
   ready in every cycle, and a read-response header that moves reaches a read engine in that cycle, so
@@ -22,7 +28,7 @@
 """
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Fragment, Module, Signal
+from amaranth.hdl import Assert, Assume, Cat, Cover, Elaboratable, Fragment, Module, Signal
 from amaranth.lib import data
 
 from rtl.common.htax import HtaxCmd, HtaxVC
@@ -31,10 +37,11 @@ from rtl.common.slice import RegisterSlice
 from rtl.common.stream_rules import stream_rules
 from rtl.rma.fence import RmaFence
 from rtl.rma.rx import RmaRx
+from rtl.rma.txarb import RmaTxArbiter
 from sim.formal import Proof
 
-__all__ = ["FenceProperties", "BufferedFenceProperties", "RxProperties", "order_rule", "arrival_rule",
-           "responses_rule", "proofs"]
+__all__ = ["FenceProperties", "BufferedFenceProperties", "TxArbiterProperties", "RxProperties", "order_rule",
+           "arrival_rule", "responses_rule", "proofs"]
 
 DEPTH = 4
 #: a packet beat of the fenced path: what matters is where a packet ends
@@ -131,9 +138,43 @@ class RxProperties(Elaboratable):
         return m
 
 
+class _SourceLink:
+    """A source of :class:`~rtl.common.htax.HtaxPacketSignature` seen as a link, for
+    :func:`~rtl.common.htax_rules.link_rules`: a beat moves when ``valid`` and its one ``ready``."""
+
+    def __init__(self, src):
+        self.valid, self.payload, self._src = src.valid, src.payload, src
+
+    def transfer(self):
+        return self._src.valid & self._src.ready
+
+
+class TxArbiterProperties(Elaboratable):
+    SOURCES = 3
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = RmaTxArbiter(sources=self.SOURCES)
+        tx = dut.tx
+        m.d.comb += [tx.ready.eq(AnySeq(len(tx.ready))), tx.ready2.eq(0)]
+        for k, src in enumerate(dut.i):
+            m.d.comb += [src.valid.eq(AnySeq(1)), src.payload.as_value().eq(AnySeq(len(src.payload.as_value())))]
+            link_rules(m, _SourceLink(src), Assume, well_formed=False, name=f"i{k}")
+        in_packet = link_rules(m, tx, Assert, well_formed=False, name="tx")
+        starting = tx.valid & ~in_packet
+        m.d.comb += Assert(~starting | tx.ready.bit_select(tx.payload.vc.as_value(), 1))
+        # not vacuous: a header moves while another source offers a header on a VC that is not ready
+        other_blocked = Cat(s.valid & s.payload.first & ~tx.ready.bit_select(s.payload.vc.as_value(), 1)
+                            for s in dut.i).any()
+        m.d.comb += Cover(starting & tx.transfer() & other_blocked & (tx.payload.vc.as_value() != 0))
+        return m
+
+
 def proofs(cfg):
     yield Proof("fence", FenceProperties(), mode="bmc", depth=12)
     yield Proof("fence_buffered", BufferedFenceProperties(), mode="bmc", depth=12)
+    yield Proof("tx_arbiter", TxArbiterProperties(), mode="bmc", depth=14)
+    yield Proof("tx_arbiter_reach", TxArbiterProperties(), mode="cover", depth=14)
     yield Proof("rx_responses", RxProperties(), mode="prove", depth=4)
     # the broken variant kept as a fixture: with the slice outside the fence's span the order rule is
     # violated (the cover of its violation is reached), so the proof above would catch that placement

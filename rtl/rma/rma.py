@@ -1,6 +1,6 @@
 """The RMA unit (:class:`Rma`)."""
 
-from amaranth.hdl import Cat, Module
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.utils import exact_log2
@@ -105,7 +105,7 @@ class Rma(wiring.Component):
         m.submodules.req_reader = rq_rd = RmaReader(slots=READ_SLOTS, tag_base=0, **ports)
         m.submodules.rsp_reader = rs_rd = RmaReader(slots=READ_SLOTS, tag_base=16, **ports)
         m.submodules.split = split = RmaNetSplit()
-        m.submodules.net_arb = net_arb = PacketArbiter(count=2)
+        m.submodules.net_arb = net_arb = PacketArbiter(count=2, fallback=False)
         m.submodules.notes = notes = RmaMerge(shape=RmaNoteRequest, count=3)
         m.submodules.tx_arb = tx_arb = RmaTxArbiter(sources=6)
         m.submodules.ats = ats = RmaAtsClient(clients=3, htax_port=self.htax_port, atu_port=self.atu_port)
@@ -142,7 +142,11 @@ class Rma(wiring.Component):
         m.submodules.note_slice = note_slice = RegisterSlice(shape=RmaNoteRequest)
         connect(m, notes.o, note_slice.i)
         connect(m, note_slice.o, nt.notes)
-        connect(m, rx.ats, ats.rx)
+        # ATS messages reach the ATS client from a register (a cycle late; always ready, so no skid):
+        # the receive framing does not run on into the client's order queue and the engines' states
+        ats_valid, ats_msg = Signal(), Signal.like(rx.ats.payload)
+        m.d.sync += [ats_valid.eq(rx.ats.valid), ats_msg.eq(rx.ats.payload)]
+        m.d.comb += [ats.rx.valid.eq(ats_valid), ats.rx.payload.eq(ats_msg)]
         for k, client in enumerate((req, cpl, rsp)):
             connect(m, client.xreq, ats.req[k])
             connect(m, ats.rsp[k], client.xrsp)
@@ -155,15 +159,17 @@ class Rma(wiring.Component):
             return s.valid & s.ready & s.payload.last
         m.d.comb += [cpl_fence.issued.eq(last_moves(cpl.tx)), cpl_fence.arrived.eq(last_moves(tx_arb.i[0])),
                      lock_fence.issued.eq(last_moves(rsp.tx)), lock_fence.arrived.eq(last_moves(tx_arb.i[4]))]
-        # a register slice in front of every arbiter input: the arbiter's choice and the HTAX input's
-        # header decode behind it start from registers, not from an engine's state (the responder's
-        # FCAA compare into the switch's slot allocation was the NIC's critical path)
-        names = {0: "cpl", 1: "nt", 2: "req_rd", 3: "rsp_rd", 4: "rsp", 5: "ats"}
-        for k, src in ((0, cpl.tx), (1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (4, rsp.tx), (5, ats.tx)):
+        # a register slice in front of every arbiter input whose source drives it from logic: the
+        # arbiter's choice and the HTAX input's header decode behind it start from registers, not from
+        # an engine's state (the responder's FCAA compare into the switch's slot allocation was the
+        # NIC's critical path); the ATS client's output is a register already
+        names = {0: "cpl", 1: "nt", 2: "req_rd", 3: "rsp_rd", 4: "rsp"}
+        for k, src in ((0, cpl.tx), (1, nt.tx), (2, rq_rd.tx), (3, rs_rd.tx), (4, rsp.tx)):
             tx_slice = RegisterSlice(shape=HtaxBeat)
             m.submodules[f"tx_slice_{names[k]}"] = tx_slice
             connect(m, src, tx_slice.i)
             connect(m, tx_slice.o, tx_arb.i[k])
+        connect(m, ats.tx, tx_arb.i[5])
 
         r, b = self.regs, self.regs.rma
         enable = Cat(e.enable for e in b.completer_enable)[:v]

@@ -1,12 +1,13 @@
 """Small stream blocks of the RMA unit: a packet splitter by destination unit, a merge of
 single-beat streams (the register slice is :class:`rtl.common.slice.RegisterSlice`)."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NetHeader, NetStreamSignature, NetUnit
 from rtl.common.params import check_int
+from rtl.common.rr import lowest, one_hot_index, past_mask, round_robin_mask
 
 __all__ = ["RmaNetSplit", "RmaMerge"]
 
@@ -41,6 +42,11 @@ class RmaMerge(wiring.Component):
     """``count`` streams of single items onto one, round robin; an offered item stays offered until
     taken.
 
+    As :class:`~rtl.common.arbiter.PacketArbiter` with its fallback: the next stream is chosen a cycle
+    ahead into a register (the first offering after the one served), and when that stream offers
+    nothing the lowest offering one goes at once, so the round robin's priority logic reaches neither
+    ``o`` nor the inputs' ``ready``.
+
     Members
     -------
     i : In(stream.Signature(shape)).array(count) ; o : Out(stream.Signature(shape))
@@ -53,26 +59,21 @@ class RmaMerge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.count
-        last = Signal(range(n))
-        pick = Signal(range(n))
-        with m.Switch(last):
-            for k in range(n):
-                with m.Case(k):
-                    for j in range(n):
-                        cand = (k + 1 + j) % n
-                        with (m.If(self.i[cand].valid) if j == 0 else m.Elif(self.i[cand].valid)):
-                            m.d.comb += pick.eq(cand)
-        # an offered item stays selected until taken (stream rules: the payload holds)
-        hold = Signal()
-        held = Signal(range(n))
-        sel = Mux(hold, held, pick)
-        with m.Switch(sel):
-            for k in range(n):
-                with m.Case(k):
-                    m.d.comb += [self.o.valid.eq(self.i[k].valid), self.o.payload.eq(self.i[k].payload),
-                                 self.i[k].ready.eq(self.o.ready)]
-        with m.If(self.o.valid & ~self.o.ready):
-            m.d.sync += [hold.eq(1), held.eq(sel)]
+        valid = Cat(s.valid for s in self.i)
+        sel = Signal(range(n))              # the stream chosen a cycle ahead
+        hold = Signal()                     # an item was offered and not taken: its stream keeps o
+        cur = Signal(range(n))
+        fallback = one_hot_index(m, lowest(valid), name="fallback")
+        m.d.comb += cur.eq(Mux(hold | valid.bit_select(sel, 1), sel, fallback))
+        m.d.comb += [self.o.valid.eq(valid.bit_select(cur, 1)),
+                     self.o.payload.eq(Array(s.payload for s in self.i)[cur])]
+        for k in range(n):
+            m.d.comb += self.i[k].ready.eq(self.o.ready & (cur == k))
+        grant = round_robin_mask(m, valid, past_mask(Cat(cur == k for k in range(n))), name="pick")
+        pick = one_hot_index(m, grant, name="pick_idx")
+        m.d.sync += hold.eq(self.o.valid & ~self.o.ready)
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += sel.eq(pick)
         with m.Elif(self.o.valid):
-            m.d.sync += [hold.eq(0), last.eq(sel)]
+            m.d.sync += sel.eq(cur)
         return m
