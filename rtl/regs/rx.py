@@ -17,7 +17,8 @@ class RegRx(wiring.Component):
     (docs/regs.md, "HTAX side").
 
     ``rx.ready``: the posted, response and ATS VCs are always ready (and promise two beats with
-    ``ready2``); the non-posted VC is ready while ``busy`` is low (no read in progress).  ``ready``
+    ``ready2``); the non-posted VC is ready while ``busy`` is low (no read in progress) and no read
+    request is offered on ``read``.  ``ready``
     never depends on ``valid`` or ``payload``.
 
     Parameters
@@ -39,9 +40,9 @@ class RegRx(wiring.Component):
         decoded against the registers as the beat arrives, into one registered select bit per
         register and array.
     read : Out(ReadRequestSignature(...))
-        A READ header on the non-posted VC, in the cycle it moves; ``status`` is ``MALFORMED`` for a
-        header that breaks a rule, ``NO_TARGET`` when the address is outside the window or any word
-        requested decodes to no register, else ``OK``.
+        A READ header on the non-posted VC, in the cycle after it moved (from registers); ``status`` is
+        ``MALFORMED`` for a header that breaks a rule, ``NO_TARGET`` when the address is outside the
+        window or any word requested decodes to no register, else ``OK``.
     dropped : Out(1)
         A packet (other than a WRITE or such a READ) or a beat outside any packet was dropped.
     """
@@ -65,7 +66,9 @@ class RegRx(wiring.Component):
         mem = hdr.body.mem
         moved = rx.transfer()
 
-        m.d.comb += [rx.ready.eq(Cat(Const(1, 1), ~self.busy, Const(0b11, NUM_VCS - 2))),
+        # a READ's request is offered in the cycle after its header moved (rd.valid, a register): the
+        # non-posted VC is held while it is and while the read is in progress
+        m.d.comb += [rx.ready.eq(Cat(Const(1, 1), ~self.busy & ~rd.valid, Const(0b11, NUM_VCS - 2))),
                      # always-ready VCs keep the ready2 promise; a read makes the unit busy
                      rx.ready2.eq(Cat(Const(1, 1), Const(0, 1), Const(0b11, NUM_VCS - 2)))]
 
@@ -89,6 +92,7 @@ class RegRx(wiring.Component):
         # with a select bit set): no enable with a high fanout on the beat-accept path
         m.d.sync += [w.addr.eq(wr_addr), w.data.eq(beat.word.data),
                      w.be.eq(Mux(wr_first, wr_first_be, Mux(wr_lastw, wr_last_be, 0xFF)))]
+        m.d.sync += rd.valid.eq(0)
         with m.If(moved):
             with m.If(beat.first):
                 m.d.sync += [in_pkt.eq(~beat.last), wr_more.eq(0)]
@@ -101,7 +105,7 @@ class RegRx(wiring.Component):
                         wr_first_be.eq(mem.first_be), wr_last_be.eq(mem.last_be),
                     ]
                 with m.Elif(is_read):
-                    m.d.comb += rd.valid.eq(1)
+                    m.d.sync += rd.valid.eq(1)
                 with m.Else():
                     m.d.comb += self.dropped.eq(1)
             with m.Elif(in_pkt):
@@ -124,8 +128,9 @@ class RegRx(wiring.Component):
                      w_beat.eq(beat_w)]
         m.d.comb += w.unmapped.eq(w_beat & ~(w.fsel.any() | w.asel.any()))
 
-        # the read's status, decided from the header as it arrives: every requested word must decode to
-        # a register
+        # the read's status, decided in two register stages: as the header arrives, whether it breaks a
+        # rule, lies in the window, and which of its line's words decode to a register and which it
+        # requests; in the next cycle (rd.valid) whether every requested word is mapped
         hdr_base = mem.addr[3:win_bits]
         line = hdr_base[3:]
         mapped = []
@@ -137,16 +142,17 @@ class RegRx(wiring.Component):
             for arr in self._arrays:
                 hit = hit | arr.hit(word)
             mapped.append(hit)
-        mapped = Cat(*mapped)
         first = hdr_base[:3]
-        want = (((Const(1, 9) << mem.length) - 1) << first)[:MAX_DATA_WORDS]
-        all_mapped = (want & ~mapped) == 0
-        with m.If(hdr_mal):
+        st_mal, st_window = Signal(), Signal()
+        st_mapped, st_want = Signal(MAX_DATA_WORDS), Signal(MAX_DATA_WORDS)
+        m.d.sync += [st_mal.eq(hdr_mal), st_window.eq(in_window), st_mapped.eq(Cat(*mapped)),
+                     st_want.eq((((Const(1, 9) << mem.length) - 1) << first)[:MAX_DATA_WORDS])]
+        with m.If(st_mal):
             m.d.comb += rd.status.eq(HtaxStatus.MALFORMED)
-        with m.Elif(~in_window | ~all_mapped):
+        with m.Elif(~st_window | ((st_want & ~st_mapped) != 0)):
             m.d.comb += rd.status.eq(HtaxStatus.NO_TARGET)
         with m.Else():
             m.d.comb += rd.status.eq(HtaxStatus.OK)
-        m.d.comb += [rd.src.eq(hdr.src), rd.tag.eq(hdr.tag), rd.addr.eq(mem.addr), rd.length.eq(mem.length),
+        m.d.sync += [rd.src.eq(hdr.src), rd.tag.eq(hdr.tag), rd.addr.eq(mem.addr), rd.length.eq(mem.length),
                      rd.be.eq(Cat(mem.first_be, mem.last_be))]
         return m

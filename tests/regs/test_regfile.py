@@ -91,7 +91,7 @@ def test_read_latency_and_write_effect():
         out["write"] = t1 - t_data
 
     run_sim(dut, bench)
-    assert out["latency"] == 2
+    assert out["latency"] == 3
     assert out["write"] == 2
 
 
