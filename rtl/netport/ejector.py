@@ -80,7 +80,7 @@ class Ejector(wiring.Component):
         def forward(first):
             """The input beat to lane ``cur`` (or ``lane``, with the header)."""
             target = lane if first else cur
-            for k in range(len(self._units)):
+            for k in range(lanes):
                 with m.If(target == k):
                     m.d.comb += [self.lanes[k].valid.eq(src.valid), self.lanes[k].payload.eq(beat),
                                  src.ready.eq(self.lanes[k].ready)]
