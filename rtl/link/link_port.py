@@ -97,10 +97,11 @@ class LinkPort(wiring.Component):
     """
 
     def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=32, vcs=NUM_NET_VCS,
-                 rx_buffer_beats=128, seq_bits=None, counter_bits=16, replay_timeout=512, max_replays=4):
+                 rx_buffer_beats=128, seq_bits=None, counter_bits=16, replay_timeout=512, max_replays=4,
+                 idle_gap=0):
         self.params = p = LinkParams(phit_bits=phit_bits, flit_phits=flit_phits,
                                      replay_flits=replay_flits, vcs=vcs, rx_buffer_beats=rx_buffer_beats,
-                                     seq_bits=seq_bits, counter_bits=counter_bits)
+                                     seq_bits=seq_bits, counter_bits=counter_bits, idle_gap=idle_gap)
         check_int("replay_timeout", replay_timeout, 1, 0xFFFF)
         check_int("max_replays", max_replays, 1, 15)
         self.replay_timeout_init = replay_timeout

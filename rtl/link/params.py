@@ -11,16 +11,9 @@ from amaranth.utils import exact_log2
 
 from rtl.common.net import NUM_NET_VCS
 from rtl.common.params import check_choice, check_int, check_pow2
+from rtl.common.phit import PhitCtl
 
 __all__ = ["PhitCtl", "FlitType", "LinkParams", "require_params"]
-
-
-class PhitCtl(enum.Enum, shape=2):
-    """The two control bits of a phit (the "+2" of the 16+2-bit phit, two K flags of 8b/10b)."""
-    IDLE = 0    # no flit; data ignored
-    SOF = 1     # first phit of a flit (first header phit)
-    BODY = 2    # further header phits and beat phits
-    EOF = 3     # last phit of a flit: the CRC
 
 
 class FlitType(enum.Enum, shape=1):
@@ -47,6 +40,12 @@ class LinkParams:
         Sequence number width; default and minimum ``log2(replay_flits) + 1``, at most 12.
     counter_bits : int
         Width of the saturating event counters, 1 to 32.
+    idle_gap : int
+        IDLE phits, 0 to 15, before every flit (0: flits follow each other directly).  A PHY whose
+        line words carry framing and whose two ends run on clocks of their own (``docs/phy.md``)
+        needs 1: an idle port's back-to-back control flits then fit its line, and the far end's
+        core, up to a few hundred ppm slower, still keeps up with the phits (1/63 of the bandwidth
+        of maximum flits).
 
     Raises
     ------
@@ -55,7 +54,7 @@ class LinkParams:
     """
 
     def __init__(self, *, phit_bits=16, flit_phits=64, replay_flits=32, vcs=NUM_NET_VCS,
-                 rx_buffer_beats=128, seq_bits=None, counter_bits=16):
+                 rx_buffer_beats=128, seq_bits=None, counter_bits=16, idle_gap=0):
         for name, value in (("phit_bits", phit_bits), ("flit_phits", flit_phits),
                             ("replay_flits", replay_flits), ("vcs", vcs),
                             ("rx_buffer_beats", rx_buffer_beats), ("counter_bits", counter_bits)):
@@ -74,6 +73,7 @@ class LinkParams:
             raise ValueError(f"seq_bits must be between log2(replay_flits) + 1 = {min_seq} and 12, "
                              f"not {seq_bits}")
         check_int("counter_bits", counter_bits, 1, 32)
+        self.idle_gap = check_int("idle_gap", idle_gap, 0, 15)
         self.phit_bits = phit_bits
         self.replay_flits = replay_flits
         self.vcs = vcs

@@ -141,6 +141,15 @@ class LinkTxFramer(wiring.Component):
         cur_first = Signal()            # the flit in progress is the first of a replay
         in_first = (kind == _REPLAY) & cur_first & (state != _IDLE)
         since_ctrl = Signal(range(CTRL_EVERY + 1))
+        # every flit starts after idle_gap cycles in _IDLE (IDLE phits: rate matching for a PHY)
+        gap_done = 1
+        if p.idle_gap:
+            quiet = Signal(range(p.idle_gap))   # cycles in _IDLE since the last flit, saturating
+            with m.If(state != _IDLE):
+                m.d.sync += quiet.eq(0)
+            with m.Elif(quiet != p.idle_gap - 1):
+                m.d.sync += quiet.eq(quiet + 1)
+            gap_done = (state == _IDLE) & (quiet == p.idle_gap - 1)
         credit_ok = cr.credit_ok
         # The flit choice reads replay_active a cycle late (replay_seen; timing: the sequence compare is
         # off the path into the flit header).  That is exact whenever a replay flit may start: it starts
@@ -242,6 +251,7 @@ class LinkTxFramer(wiring.Component):
 
         with m.If(decide):
             m.d.sync += state.eq(_IDLE)
+        with m.If(decide & gap_done):
             with m.If(nak_pending | rp.link_error):
                 start_ctrl()
             with m.Elif(rp.replay_seen | rp.rp_reset):

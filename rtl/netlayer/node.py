@@ -17,9 +17,9 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.net import NODE_BITS, NUM_NET_VCS, NetBeat, NetStreamSignature, PortRoute, RouteEntry, injection_vcs
 from rtl.common.params import check_int
+from rtl.common.phit import PhySignature
 from rtl.common.slice import RegisterSlice
 from rtl.link import COUNTERS, LinkPort
-from rtl.link.params import PhitCtl
 from rtl.netport import NetworkPort
 from rtl.netport.ejector import EjectorEvents
 from rtl.netport.injector import InjectorEvents
@@ -28,32 +28,6 @@ from rtl.xbar.input import InputEvents
 from rtl.xbar.output import OutputEvents
 
 __all__ = ["NetworkLayer", "PhySignature"]
-
-
-class PhySignature(wiring.Signature):
-    """One link port's side toward the PHY (SERDES): a phit and its two control bits each way.
-
-    Members
-    -------
-    tx_phit : Out(phit_bits)
-    tx_ctl : Out(PhitCtl)
-    rx_phit : In(phit_bits)
-    rx_ctl : In(PhitCtl)
-    """
-
-    def __init__(self, phit_bits):
-        self._bits = phit_bits
-        super().__init__({"tx_phit": Out(phit_bits), "tx_ctl": Out(PhitCtl),
-                          "rx_phit": In(phit_bits), "rx_ctl": In(PhitCtl)})
-
-    def __eq__(self, other):
-        return type(other) is PhySignature and other._bits == self._bits
-
-    def __hash__(self):
-        return hash((PhySignature, self._bits))
-
-    def __repr__(self):
-        return f"PhySignature({self._bits})"
 
 
 class NetworkLayer(wiring.Component):
