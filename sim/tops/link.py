@@ -10,7 +10,7 @@ The Python channel model (:mod:`sim.channel`) covers the flit-level error kinds;
 flips, dropped phits and burst errors, with probabilities given as 32-bit thresholds on ports.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -18,7 +18,7 @@ from rtl.common.net import MAX_PACKET_BEATS, NetBeatKind, NetHeader, NetStreamSi
 from rtl.link.link_port import COUNTERS, LinkPort
 from rtl.link.params import PhitCtl
 
-__all__ = ["LinkPair", "LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck"]
+__all__ = ["LinkPair", "LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck", "attach_traffic"]
 
 _K = 0x9E3779B97F4A7C15
 
@@ -196,6 +196,29 @@ class TrafficCheck(wiring.Component):
         return m
 
 
+def attach_traffic(m, top, x, src, dst, seed, *, vcs, src_domain="sync", dst_domain="sync"):
+    """A :class:`TrafficGen` on every VC of ``src.tx`` (in ``src_domain``) and a :class:`TrafficCheck` on
+    the same VC of ``dst.rx`` (in ``dst_domain``), shaped by ``top``'s ``packets``, ``src_stall``,
+    ``dst_stall``, ``fixed``, ``fixed_cw``, ``fixed_pw``; their counters to ``top``'s
+    ``<x><v>_sent``, ``_received``, ``_errors``, ``_payload``."""
+    for v in range(vcs):
+        gen = DomainRenamer(src_domain)(TrafficGen(vc=v, seed=seed * 3 + v * 101))
+        chk = DomainRenamer(dst_domain)(TrafficCheck(vc=v, seed=seed * 5 + v * 37))
+        m.submodules[f"gen_{x}{v}"] = gen
+        m.submodules[f"chk_{x}{v}"] = chk
+        wiring.connect(m, gen.o, src.tx[v])
+        wiring.connect(m, dst.rx[v], chk.i)
+        for blk in (gen, chk):
+            m.d.comb += [blk.fixed.eq(top.fixed), blk.fixed_cw.eq(top.fixed_cw),
+                         blk.fixed_pw.eq(top.fixed_pw)]
+        m.d.comb += [gen.packets.eq(top.packets), gen.stall.eq(top.src_stall),
+                     chk.stall.eq(top.dst_stall),
+                     getattr(top, f"{x}{v}_sent").eq(gen.sent),
+                     getattr(top, f"{x}{v}_received").eq(chk.received),
+                     getattr(top, f"{x}{v}_errors").eq(chk.errors),
+                     getattr(top, f"{x}{v}_payload").eq(chk.payload_beats)]
+
+
 class LinkLoop(wiring.Component):
     """Ports ``a`` and ``b`` joined by two :class:`LfsrChannel`, traffic on every VC both ways.
 
@@ -265,22 +288,7 @@ class LinkLoop(wiring.Component):
                     m.d.sync += getattr(self, f"{x}_data_flits").eq(getattr(self, f"{x}_data_flits") + 1)
             with m.If(busy):
                 m.d.sync += getattr(self, f"{x}_busy_phits").eq(getattr(self, f"{x}_busy_phits") + 1)
-            for v in range(p.vcs):
-                gen = TrafficGen(vc=v, seed=seed * 3 + v * 101)
-                chk = TrafficCheck(vc=v, seed=seed * 5 + v * 37)
-                m.submodules[f"gen_{x}{v}"] = gen
-                m.submodules[f"chk_{x}{v}"] = chk
-                wiring.connect(m, gen.o, src.tx[v])
-                wiring.connect(m, dst.rx[v], chk.i)
-                for blk in (gen, chk):
-                    m.d.comb += [blk.fixed.eq(self.fixed), blk.fixed_cw.eq(self.fixed_cw),
-                                 blk.fixed_pw.eq(self.fixed_pw)]
-                m.d.comb += [gen.packets.eq(self.packets), gen.stall.eq(self.src_stall),
-                             chk.stall.eq(self.dst_stall),
-                             getattr(self, f"{x}{v}_sent").eq(gen.sent),
-                             getattr(self, f"{x}{v}_received").eq(chk.received),
-                             getattr(self, f"{x}{v}_errors").eq(chk.errors),
-                             getattr(self, f"{x}{v}_payload").eq(chk.payload_beats)]
+            attach_traffic(m, self, x, src, dst, seed, vcs=p.vcs)
         return m
 
 
