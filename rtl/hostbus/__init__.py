@@ -1,6 +1,7 @@
 """The host bus bridge: the NIC's HTAX host port on AXI4 (``docs/hostbus.md``)."""
 
-from .axi import AxiSignature, connect_flat, flat_members
+from rtl.common.axi import AxiSignature, connect_flat, flat_members
+
 from .bridge import HtaxAxiBridge, bridge_events
 from .decode import DeviceMap
 

@@ -4,11 +4,11 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
+from rtl.common.axi import AxiSignature
 from rtl.common.htax import ADDR_BITS, HtaxPortSignature
 from rtl.common.params import check_int, check_pow2
 from rtl.common.regview import RegisterView
 
-from .axi import AxiSignature
 from .port import HostPort
 from .reader import HostReader
 from .target_read import TargetRead

@@ -4,9 +4,8 @@ from amaranth.hdl import Mux, Signal
 from amaranth.lib import data
 
 from rtl.common.addrmap import AddressMap
+from rtl.common.axi import SIZE_8B, AxiBurst, AxiResp
 from rtl.common.htax import PORT_BITS
-
-from .axi import SIZE_8B, AxiBurst, AxiResp
 
 __all__ = ["DeviceMap", "burst_check_layout"]
 

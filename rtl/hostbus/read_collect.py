@@ -4,9 +4,8 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.axi import AxiResp, axi_rdata
 from rtl.common.htax import MAX_DATA_WORDS
-
-from .axi import AxiResp, axi_rdata
 
 __all__ = ["ReadCollect", "done_layout"]
 

@@ -5,10 +5,10 @@ from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from rtl.common.axi import SIZE_8B, AxiBurst, axi_addr
 from rtl.common.htax import ADDR_BITS, HtaxBeat, HtaxHeader
 from rtl.common.rr import lowest, one_hot_index
 
-from .axi import SIZE_8B, AxiBurst, axi_addr
 from .writer import hazard_signature
 
 __all__ = ["ReadIssue", "release_signature"]

@@ -5,10 +5,10 @@ from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.utils import ceil_log2
 
+from rtl.common.axi import axi_addr, axi_rdata
 from rtl.common.htax import ADDR_BITS, MAX_DATA_WORDS, HtaxBeat, HtaxHeader
 from rtl.common.params import check_pow2
 
-from .axi import axi_addr, axi_rdata
 from .read_collect import ReadCollect
 from .read_issue import ReadIssue
 from .read_respond import ReadRespond

@@ -5,11 +5,10 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from rtl.common.axi import AxiResp, axi_addr, axi_rdata
 from rtl.common.htax import ADDR_BITS, HtaxBeat, HtaxCmd, HtaxHeader, HtaxStatus, HtaxVC
 from rtl.common.params import check_int
 from rtl.common.rr import lowest, one_hot_index
-
-from .axi import AxiResp, axi_addr, axi_rdata
 
 __all__ = ["TargetRead"]
 

@@ -4,9 +4,8 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.axi import AxiResp, axi_addr, axi_bresp, axi_wdata
 from rtl.common.htax import ADDR_BITS, MAX_DATA_WORDS, HtaxBeat, HtaxCmd, HtaxHeader, HtaxVC
-
-from .axi import AxiResp, axi_addr, axi_bresp, axi_wdata
 
 __all__ = ["TargetWrite"]
 

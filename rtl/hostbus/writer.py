@@ -4,10 +4,9 @@ from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.axi import SIZE_8B, AxiBurst, AxiResp, axi_addr, axi_bresp, axi_wdata
 from rtl.common.htax import ADDR_BITS, HtaxBeat, HtaxHeader
 from rtl.common.params import check_int
-
-from .axi import SIZE_8B, AxiBurst, AxiResp, axi_addr, axi_bresp, axi_wdata
 
 __all__ = ["HostWriter", "hazard_signature", "LINE_BITS"]
 

@@ -1,4 +1,5 @@
-"""AXI4 channel formats and the AXI4 interface of the host bus bridge (``docs/hostbus.md``).
+"""AXI4 channel formats and the AXI4 interface of the host bus bridge (``docs/hostbus.md``) and of the
+board blocks (``rtl/board``) that stand for the host on an FPGA board.
 
 An AXI4 interface is five streams (:class:`amaranth.lib.stream.Signature`, ``valid``/``ready``/
 ``payload``, the AXI handshake rules are the stream rules): ``aw`` and ``ar`` (:func:`axi_addr`),
@@ -18,6 +19,7 @@ from amaranth.lib.wiring import In, Out
 __all__ = [
     "AxiBurst", "AxiResp", "DATA_BITS", "STRB_BITS", "SIZE_8B",
     "axi_addr", "axi_wdata", "axi_bresp", "axi_rdata", "AxiSignature", "flat_members", "connect_flat",
+    "wire_axi",
 ]
 
 DATA_BITS = 64
@@ -129,3 +131,33 @@ def connect_flat(m, top, prefix, iface, *, manager):
 def _sig(iface):
     sig = iface.signature
     return sig.flip() if isinstance(sig, wiring.FlippedSignature) else sig
+
+
+def wire_axi(m, manager, m_prefix, subordinate, s_prefix):
+    """Join the flat AXI ports ``{m_prefix}_*`` of the component ``manager`` (``NicAxi``'s ``m_axi``, the
+    bridge's ``m_axi``) to the flat ports ``{s_prefix}_*`` of ``subordinate`` (:class:`HostMemory`'s
+    ``s_axi``, ``NicAxi``'s ``s_axi``), each signal from the side that drives it.
+
+    Raises
+    ------
+    ValueError
+        If a port is missing on either side, if both ports of a signal have the same direction, or if
+        they differ in width (ID widths must agree: 5 bits from ``NicAxi.m_axi`` into ``HostMemory``,
+        4 from the bridge into ``NicAxi.s_axi``).
+    """
+    m_names = {n[len(m_prefix) + 1:]: n for n in manager.signature.members if n.startswith(m_prefix + "_")}
+    s_names = {n[len(s_prefix) + 1:]: n for n in subordinate.signature.members if n.startswith(s_prefix + "_")}
+    if set(m_names) != set(s_names) or not m_names:
+        raise ValueError(f"{m_prefix}_* and {s_prefix}_* do not have the same signals")
+    for suffix in m_names:
+        mp, sp = getattr(manager, m_names[suffix]), getattr(subordinate, s_names[suffix])
+        m_flow = manager.signature.members[m_names[suffix]].flow
+        if m_flow == subordinate.signature.members[s_names[suffix]].flow:
+            raise ValueError(f"{m_names[suffix]} and {s_names[suffix]} are both {m_flow.name} ports")
+        if len(mp) != len(sp):
+            raise ValueError(f"{m_names[suffix]} is {len(mp)} bits wide, {s_names[suffix]} {len(sp)}")
+        if m_flow == Out:
+            m.d.comb += sp.eq(mp)
+        else:
+            m.d.comb += mp.eq(sp)
+
