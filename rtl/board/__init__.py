@@ -15,7 +15,9 @@ behind the NIC's DMA port (:class:`HostMemory`).  A board top joins them to ``Ni
 from rtl.common.axi import wire_axi
 
 from .host_memory import HostMemory
+from .phy_regs import PhyRegs
 from .uart import UartRx, UartTx
 from .uart_bridge import UartBridge
+from .word_split import WordSplit
 
-__all__ = ["UartRx", "UartTx", "HostMemory", "UartBridge", "wire_axi"]
+__all__ = ["UartRx", "UartTx", "HostMemory", "UartBridge", "WordSplit", "PhyRegs", "wire_axi"]
