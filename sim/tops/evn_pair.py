@@ -1,0 +1,66 @@
+"""Two ECP5-5G board designs (:class:`boards.ecp5_5g_evn.EvnCore`... in ``sim``: the same core
+built here) joined lane by lane through DCU models, each with its UART on ports: the simulation of
+two boards and their cables (``docs/board.md``).  Not part of the product.
+
+Clocks: ``sync`` is board a's core, ``core_b`` board b's, ``line_a``/``line_b`` their SerDes word
+clocks.
+"""
+
+from amaranth.hdl import DomainRenamer, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .dcu_model import DcuModel
+
+__all__ = ["EvnPair"]
+
+
+class EvnPair(wiring.Component):
+    """Parameters
+    ----------
+    make_core : callable
+        ``make_core()`` returns one board's core (a component with ``lanes``, ``uart_rx``,
+        ``uart_tx``, ``leds``): :class:`boards.ecp5_5g_evn.EvnCore` with simulation parameters.
+
+    Members
+    -------
+    a_uart_rx, b_uart_rx : In(1)
+    a_uart_tx, b_uart_tx : Out(1)
+    a_leds, b_leds : Out(8)
+    a_error_rate, b_error_rate : In(32)
+        Wrong bytes at board ``a``'s / ``b``'s receivers (per word, times 2**32), every lane.
+    a_cut, b_cut : In(2)
+        Per lane: the cable into board ``a`` / ``b`` is cut.
+    """
+
+    def __init__(self, make_core):
+        self.a, self.b = make_core(), make_core()
+        self.lanes = len(self.a.lanes)
+        members = {}
+        for x in "ab":
+            members.update({f"{x}_uart_rx": In(1, init=1), f"{x}_uart_tx": Out(1), f"{x}_leds": Out(8),
+                            f"{x}_error_rate": In(32), f"{x}_cut": In(self.lanes)})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        # core_b, line_a and line_b stay undefined here: the top's clock and reset ports
+        m.submodules.a = a = self.a
+        m.submodules.b = b = DomainRenamer("core_b")(self.b)
+        cores = {"a": self.a, "b": self.b}
+        dcus = {}
+        for x, y in (("a", "b"), ("b", "a")):
+            for i in range(self.lanes):
+                dcus[x, i] = DcuModel(tx_domain=f"line_{x}", rx_domain=f"line_{y}", seed=0x51 + 16 * i + (x == "b"))
+                m.submodules[f"dcu_{x}{i}"] = dcus[x, i]
+        for x, y in (("a", "b"), ("b", "a")):
+            core = cores[x]
+            m.d.comb += [core.uart_rx.eq(getattr(self, f"{x}_uart_rx")),
+                         getattr(self, f"{x}_uart_tx").eq(core.uart_tx), getattr(self, f"{x}_leds").eq(core.leds)]
+            for i in range(self.lanes):
+                dcu = dcus[x, i]
+                wiring.connect(m, dcu.lane, core.lanes[i])
+                m.d.comb += [dcu.line_rx.eq(dcus[y, i].line_tx), dcu.error_rate.eq(getattr(self, f"{x}_error_rate")),
+                             dcu.cut.eq(getattr(self, f"{x}_cut")[i])]
+        del a, b
+        return m
