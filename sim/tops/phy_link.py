@@ -11,6 +11,7 @@ from amaranth.hdl import DomainRenamer, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.common.phit import PhitCtl
 from rtl.link.link_port import COUNTERS, LinkPort
 from rtl.phy import SerdesPhy
 from rtl.phy.phy import PhyMode, RxCounters, TxCounters
@@ -55,6 +56,8 @@ class PhyLinkLoop(wiring.Component):
         of its :class:`~rtl.phy.phy.TxCounters` and :class:`~rtl.phy.phy.RxCounters`.
     <x>_injected : Out(32)
         Wrong words made by ``<x>``'s receiver model.
+    <x>_tx_phit, <x>_tx_ctl, <x>_tx_data, <x>_rx_phit, <x>_rx_ctl : Out
+        Port ``<x>``'s phits to its PHY (``tx_data``: of a data flit) and from it (latency figures).
     <x><v>_sent, <x><v>_received, <x><v>_errors, <x><v>_payload : Out(32)
         Traffic of VC ``<v>`` sent by ``<x>``.
     """
@@ -71,7 +74,9 @@ class PhyLinkLoop(wiring.Component):
                    "restart": In(1), "retrain": In(1)}
         for x in "ab":
             members.update({f"{x}_loopback": In(1), f"{x}_error_rate": In(32), f"{x}_cut": In(1),
-                            f"{x}_link_error": Out(1), f"{x}_injected": Out(32)})
+                            f"{x}_link_error": Out(1), f"{x}_injected": Out(32),
+                            f"{x}_tx_phit": Out(16), f"{x}_tx_ctl": Out(PhitCtl), f"{x}_tx_data": Out(1),
+                            f"{x}_rx_phit": Out(16), f"{x}_rx_ctl": Out(PhitCtl)})
             for side, layout in (("tx", TxCounters), ("rx", RxCounters)):
                 for field, member in data.Layout.cast(layout):
                     members[f"{x}_{side}_{field}"] = Out(member.shape)
@@ -106,7 +111,11 @@ class PhyLinkLoop(wiring.Component):
                          phy.prbs_clear.eq(self.prbs_clear), phy.restart.eq(self.restart),
                          phy.loopback.eq(getattr(self, f"{x}_loopback")),
                          port.replay_timeout.eq(self.replay_timeout),
-                         getattr(self, f"{x}_link_error").eq(port.link_error), port.retrain.eq(self.retrain)]
+                         getattr(self, f"{x}_link_error").eq(port.link_error), port.retrain.eq(self.retrain),
+                         getattr(self, f"{x}_tx_phit").eq(port.tx_phit), getattr(self, f"{x}_tx_ctl").eq(port.tx_ctl),
+                         getattr(self, f"{x}_tx_data").eq(port.tx_data_phit),
+                         getattr(self, f"{x}_rx_phit").eq(phy.link.rx_phit),
+                         getattr(self, f"{x}_rx_ctl").eq(phy.link.rx_ctl)]
             for side, layout in (("tx", TxCounters), ("rx", RxCounters)):
                 for field, _ in data.Layout.cast(layout):
                     m.d.comb += getattr(self, f"{x}_{side}_{field}").eq(getattr(getattr(phy, side), field))

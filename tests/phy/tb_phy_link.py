@@ -4,14 +4,14 @@ and 10.01 ns: four clocks, none of them in phase.
 
 Tests: ``bring_up`` (reset sequence, PRBS7 and PRBS31 both ways, counted bit errors, internal
 loopback), ``link_traffic`` (every VC both ways, exactly once and in order, no gap in a flit),
-``link_errors`` (wrong bytes on the line, then a cut line and a relock, with retraining if the link
-port gave up).  Parameters: ``packets`` per VC and direction, ``error_rate`` (per word).
+``link_errors`` (wrong bytes on the line, then a cut line and a relock), ``latency`` (one flit each
+way on an idle link).  Parameters: ``packets`` per VC and direction, ``error_rate`` (per word).
 """
 
 import json
 
 import cocotb
-from cocotb.triggers import ClockCycles, Timer
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 
 from rtl.phy.phy import PhyMode
 from rtl.phy.prbs import PrbsPattern
@@ -183,3 +183,46 @@ async def link_errors(dut):
     assert s["b_rx_retries"] > before["b_rx_retries"], s
     assert delta(s, before, "crc_errors") > 0 and delta(s, before, "retransmissions") > 0, s
     assert delta(s, before, "injected") > 0 and delta(s, before, "link_errors") == 0, s
+
+
+async def _first_data_sof(dut, x):
+    """Time (ns) and phit of the first SOF of a data flit that port ``x`` sends."""
+    while True:
+        await RisingEdge(dut.clk if x == "a" else dut.core_b_clk)
+        await ReadOnly()
+        if int(getattr(dut, f"{x}_tx_data").value) and int(getattr(dut, f"{x}_tx_ctl").value) == 1:
+            return cocotb.utils.get_sim_time("ns"), int(getattr(dut, f"{x}_tx_phit").value)
+
+
+async def _sof_at(dut, y, phit):
+    """Time (ns) when the PHY of port ``y`` gives it a SOF phit equal to ``phit``."""
+    while True:
+        await RisingEdge(dut.clk if y == "a" else dut.core_b_clk)
+        await ReadOnly()
+        if int(getattr(dut, f"{y}_rx_ctl").value) == 1 and int(getattr(dut, f"{y}_rx_phit").value) == phit:
+            return cocotb.utils.get_sim_time("ns")
+
+
+@cocotb.test()
+async def latency(dut):
+    """One packet on an idle link, both ways: ns from the SOF phit leaving one link port to the same
+    phit reaching the other (two PHYs, the line model's 4 + 6 words); written with ``out``."""
+    prm = tb_params()
+    await start(dut)
+    await settle(dut, 3000)
+    out = {}
+    for x, y in (("a", "b"), ("b", "a")):
+        dut.packets.value = 0
+        await ClockCycles(dut.clk, 50)
+        sender = cocotb.start_soon(_first_data_sof(dut, x))
+        dut.packets.value = 1 if x == "a" else 2
+        t0, phit = await sender
+        t1 = await _sof_at(dut, y, phit)
+        out[f"{x}_to_{y}_ns"] = t1 - t0
+        await ClockCycles(dut.clk, 400)
+    dut._log.info(f"latency {json.dumps(out)}")
+    if prm.get("out"):
+        with open(prm["out"], "w") as f:
+            json.dump(out, f)
+    for v in out.values():
+        assert 0 < v < 1000, out
