@@ -42,7 +42,7 @@ from .htax_bus import HtaxSink, HtaxSource, Order
 from .htax_packet import HtaxPacket, line_write_packet
 from .memory import HostMemory
 
-__all__ = ["HostModel", "HostApi", "HtaxResponseError", "HostTimeout"]
+__all__ = ["HostModel", "HostApi", "DeviceReads", "HtaxResponseError", "HostTimeout"]
 
 _TX_PIPELINE = 2    # cycles from a scheduled send to valid on the link (wake-up, then drive after an edge)
 MSI_WINDOW = 4096
@@ -59,7 +59,25 @@ class HostTimeout(Exception):
     pass
 
 
-class HostApi:
+class DeviceReads:
+    """The CPU's reads of the device window on a host's own ``read_raw(addr, nwords) -> (status,
+    words)``: :meth:`read` and :meth:`read64` raise :class:`HtaxResponseError` for a status that is
+    not OK.  Shared by every host (:class:`HostApi`'s and :class:`sim.uart_bridge.UartBridgeHost`)."""
+
+    async def read(self, addr, nbytes=8):
+        status, words = await self.read_raw(addr, -(-nbytes // 8))
+        if status != HtaxStatus.OK:
+            raise HtaxResponseError(status, addr)
+        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
+
+    async def read64(self, addr):
+        status, words = await self.read_raw(addr, 1)
+        if status != HtaxStatus.OK:
+            raise HtaxResponseError(status, addr)
+        return words[0]
+
+
+class HostApi(DeviceReads):
     """What every host model (:class:`HostModel`, :class:`sim.axi_host.AxiHostModel`) offers the same
     way: ``start_clock``, ``reset``, and the CPU calls built on its own ``read_raw`` and interrupt
     capture: ``read``, ``read64``, ``wait_interrupt``.  The class using it provides ``dut``, ``clk``,
@@ -76,18 +94,6 @@ class HostApi:
             await RisingEdge(self.clk)
         self.dut.rst.value = 0
         await RisingEdge(self.clk)
-
-    async def read(self, addr, nbytes=8):
-        status, words = await self.read_raw(addr, -(-nbytes // 8))
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
-
-    async def read64(self, addr):
-        status, words = await self.read_raw(addr, 1)
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return words[0]
 
     async def wait_interrupt(self, timeout_cycles=10000, count=1):
         """Wait until at least ``count`` interrupts have been captured; return the list."""

@@ -37,7 +37,7 @@ from rtl.board.formats import (
 )
 from rtl.common.htax import HtaxStatus
 
-from .host import HostTimeout, HtaxResponseError
+from .host import DeviceReads, HostTimeout
 from .layout import pack, unpack
 
 __all__ = ["crc8", "encode_command", "encode_response", "decode_response_header", "response_length",
@@ -182,7 +182,7 @@ class _Pending:
     what: str
 
 
-class UartBridgeHost:
+class UartBridgeHost(DeviceReads):
     """The host CPU's operations on a board behind the UART bridge.
 
     The device window (space NIC), with :class:`sim.axi_host.AxiHostModel`'s semantics: :meth:`write`
@@ -342,18 +342,6 @@ class UartBridgeHost:
         if rsp.status not in _HTAX:
             raise BridgeError(rsp.status, what)
         return _HTAX[rsp.status], list(rsp.words) or [0] * nwords
-
-    async def read(self, addr, nbytes=8):
-        status, words = await self.read_raw(addr, -(-nbytes // 8))
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return b"".join(w.to_bytes(8, "little") for w in words)[:nbytes]
-
-    async def read64(self, addr):
-        status, words = await self.read_raw(addr, 1)
-        if status != HtaxStatus.OK:
-            raise HtaxResponseError(status, addr)
-        return words[0]
 
     # ------------------------------------------------------------------------------------------
     # host memory

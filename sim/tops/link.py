@@ -18,7 +18,8 @@ from rtl.common.net import MAX_PACKET_BEATS, NetBeatKind, NetHeader, NetStreamSi
 from rtl.link.link_port import COUNTERS, LinkPort
 from rtl.link.params import PhitCtl
 
-__all__ = ["LinkPair", "LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck", "attach_traffic"]
+__all__ = ["LinkPair", "LinkLoop", "LfsrChannel", "TrafficGen", "TrafficCheck", "attach_traffic",
+           "traffic_members"]
 
 _K = 0x9E3779B97F4A7C15
 
@@ -196,6 +197,13 @@ class TrafficCheck(wiring.Component):
         return m
 
 
+def traffic_members(vcs):
+    """The top's members :func:`attach_traffic` drives, for sides ``a`` and ``b``: ``<x><v>_sent``,
+    ``_received``, ``_errors``, ``_payload``."""
+    return {f"{x}{v}_{name}": Out(32) for x in "ab" for v in range(vcs)
+            for name in ("sent", "received", "errors", "payload")}
+
+
 def attach_traffic(m, top, x, src, dst, seed, *, vcs, src_domain="sync", dst_domain="sync"):
     """A :class:`TrafficGen` on every VC of ``src.tx`` (in ``src_domain``) and a :class:`TrafficCheck` on
     the same VC of ``dst.rx`` (in ``dst_domain``), shaped by ``top``'s ``packets``, ``src_stall``,
@@ -257,9 +265,7 @@ class LinkLoop(wiring.Component):
             members[f"{x}_link_error"] = Out(1)
             for name in ("data_phits", "busy_phits", "data_flits", "injected"):
                 members[f"{x}_{name}"] = Out(32)
-            for v in range(p.vcs):
-                for name in ("sent", "received", "errors", "payload"):
-                    members[f"{x}{v}_{name}"] = Out(32)
+        members.update(traffic_members(p.vcs))
         super().__init__(members)
 
     def elaborate(self, platform):

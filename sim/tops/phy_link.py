@@ -18,7 +18,7 @@ from rtl.phy.phy import PhyMode, RxCounters, TxCounters
 from rtl.phy.prbs import PrbsPattern
 
 from .dcu_model import DcuModel
-from .link import attach_traffic
+from .link import attach_traffic, traffic_members
 
 __all__ = ["PhyLinkLoop", "PHY_STATUS"]
 
@@ -84,9 +84,7 @@ class PhyLinkLoop(wiring.Component):
                 members[f"{x}_{name}"] = Out(p.counter_bits)
             for name in PHY_STATUS:
                 members[f"{x}_{name}"] = self._phy["a"].signature.members[name]
-            for v in range(p.vcs):
-                for name in ("sent", "received", "errors", "payload"):
-                    members[f"{x}{v}_{name}"] = Out(32)
+        members.update(traffic_members(p.vcs))
         super().__init__(members)
 
     def elaborate(self, platform):
