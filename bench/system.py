@@ -90,12 +90,13 @@ def phit32_config():
     return cfg
 
 
-def run_pair(params, cfg=None, name="nic_system2", bus="htax"):
-    """The 2-node testbench on ``cfg`` (default :func:`nic_config`), host side ``bus``."""
+def run_pair(params, cfg=None, name="nic_system2", bus="htax", phy=False):
+    """The 2-node testbench on ``cfg`` (default :func:`nic_config`), host side ``bus``, cables through
+    the SerDes PHY and its model if ``phy``."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "system.json"
         t = time.perf_counter()
-        run_cocotb(NicSystem(cfg or nic_config(), bus=bus), name=name, test_module="tests.nic.tb_nic_bench",
+        run_cocotb(NicSystem(cfg or nic_config(), bus=bus, phy=phy), name=name, test_module="tests.nic.tb_nic_bench",
                    params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
         print(f"2-node bench ({name}): {time.perf_counter() - t:.0f} s (build included)")
         return json.loads(out.read_text())
@@ -311,6 +312,37 @@ def run_record():
     return res
 
 
+#: the PHY run's phases: the ping-pongs and the smallest streams only
+PHY_PARAMS = {"velo_sizes": [8, 64], "rma_sizes": [8, 64], "stream_velo_sizes": [8], "phases": [],
+              "idle_cycles": 2000}
+
+
+def run_phy():
+    """``build/bench/system_phy.json``: the NIC of record, two nodes whose cable runs through two SerDes
+    PHYs and the DCU model (``NicSystem(phy=True)``, ``configs/test_phy.toml``: ``idle_gap = 1``, an
+    80 MHz core), beside the same nodes on a 2-cycle channel model: the PHY's share of the half round
+    trips."""
+    out = {}
+    for label, phy in (("phy", True), ("channel", False)):
+        cfg = record_config(CONFIGS / "test_phy.toml")
+        raw = run_pair({**PHY_PARAMS, "config": f"record_{label}"}, cfg, f"nic_record2_{label}", phy=phy)
+        t_cyc = 1000 / cfg["system"]["clock_mhz"]
+        for key in ("pingpong_velo_8B", "pingpong_velo_64B", "pingpong_put_8B", "pingpong_put_64B",
+                    "pingpong_get_8B"):
+            out[f"{key}_{label}_cycles"] = raw[key]
+            out[f"{key}_{label}_ns"] = round(raw[key] * t_cyc, 1)
+    for key in ("pingpong_velo_8B", "pingpong_put_8B"):
+        out[f"{key}_phy_share_ns"] = round(out[f"{key}_phy_ns"] - out[f"{key}_channel_ns"], 1)
+    write_bench("system_phy", out, {
+        "config": "configs/test_record.toml + configs/test_phy.toml ([link] idle_gap = 1, 80 MHz core)",
+        "system": "sim.tops.nic.NicSystem(phy=True): 2 nodes, each link port behind a SerdesPhy, the cable two "
+                  "DCU models in one 100 MHz word clock (4 + 6 words of SerDes latency); 'channel': the same "
+                  "nodes on the 2-cycle LfsrChannel",
+        "units": "cycles of the 80 MHz core at the host ports, ns = cycles x 12.5 (no host share)",
+        "measured_at": "tests/nic/tb_nic_bench.py"})
+    return out
+
+
 def check(res):
     """The calibration the ns figures rest on: a DMA read's round trip at the port is t_dm."""
     if res["dma_read_port_cycles"] != res["dma_read_port_cycles_table_3_1"]:
@@ -399,6 +431,8 @@ def main():
                     help="only the host-bus comparison: HTAX and AXI4 NICs -> build/bench/system_axi.json")
     ap.add_argument("--record", action="store_true",
                     help="only the NIC of record (configs/test_record.toml) -> build/bench/system_record.json")
+    ap.add_argument("--phy", action="store_true",
+                    help="only the cables through the SerDes PHY and its model -> build/bench/system_phy.json")
     ap.add_argument("--from-raw", action="store_true",
                     help="no simulation: the JSON and plots from the last run's build/bench/system_raw/")
     args = ap.parse_args()
@@ -408,6 +442,9 @@ def main():
         return
     if args.record:
         run_record()
+        return
+    if args.phy:
+        print(json.dumps(run_phy(), indent=1))
         return
     t = HostTiming.from_config(cfg)
     params = {}

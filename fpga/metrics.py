@@ -84,6 +84,7 @@ SOURCES = {
     "bench/hostbus": "python bench/hostbus.py",
     "bench/system_axi": "python bench/system.py --axi",
     "reports/hostbus": "make report UNIT=hostbus",
+    "bench/system_phy": "python bench/system.py --phy",
 }
 
 _FMAX = at_least(200)
@@ -311,6 +312,12 @@ METRICS = [
     Metric(_SYS, "bench/system_record", "phit32_link_efficiency",
            "NIC of record, 32-bit phits: put / get at 4 KiB over the raw link bandwidth", "", at_least(0.91)),
     Metric(_SYS, "bench/system", "breakdown_velo_cycles", "breakdown, VELO 8 B one way (fig. 7-15)", "cycles"),
+    Metric(_SYS, "bench/system_phy", "pingpong_velo_8B_phy_ns+pingpong_velo_8B_channel_ns",
+           "NIC of record at 80 MHz, VELO 8 B half round trip over the SerDes PHY and its model / over the "
+           "2-cycle channel (NIC and PHY only, no host share)", "ns"),
+    Metric(_SYS, "bench/system_phy", "pingpong_velo_8B_phy_share_ns+pingpong_put_8B_phy_share_ns",
+           "SerDes PHY's share of a half round trip (two PHYs, the model's 10 words), VELO 8 B / put 8 B "
+           "(fig. 7-15's physical network layer)", "ns"),
     Metric(_SYS, "bench/system", "sim_cycles_per_s", "simulation speed, Verilator", "cycles/s"),
     Metric(_HOSTBUS, "bench/hostbus",
            "store_8b_wlast_to_header_cycles+store_64b_wlast_to_header_cycles+read_header_to_arvalid_cycles",

@@ -7,6 +7,11 @@ Each node is a :class:`~rtl.nic.Nic` with its host port exposed as ``htax<n>`` (
 two :class:`~sim.tops.link.LfsrChannel` (one per direction: ``latency`` cycles, bit errors at the
 ``flip`` threshold), as in ``sim/tops/fabric.py``, so no Python runs per cycle on a link.  Link ports
 without a cable see an idle line.  Routes are not built in: the driver writes every node's route table.
+
+With ``phy=True`` a cable is instead two SerDes PHYs (:class:`rtl.phy.SerdesPhy`, one per end, in the
+node's core clock) and two DCU models (:mod:`sim.tops.dcu_model`): the links of the board
+(``docs/board.md``).  Every model transmits and receives in one word clock, ``line`` (a top-level
+clock port the testbench drives at 100 MHz): the ends share one oscillator, no ppm between them.
 """
 
 import math
@@ -19,6 +24,8 @@ from rtl.common.htax import HtaxPortSignature
 from rtl.common.params import check_int
 from rtl.link.params import PhitCtl
 from rtl.nic import Nic, NicAxi
+from rtl.phy import SerdesPhy
+from sim.tops.dcu_model import DcuModel
 from sim.tops.link import LfsrChannel
 
 __all__ = ["NicSystem", "topology", "flip_threshold"]
@@ -83,6 +90,8 @@ class NicSystem(wiring.Component):
         Cable latency in cycles, each direction (1..).
     revision : (int, bool)
         Every node's version register; pinned by default, so the test design does not change per commit.
+    phy : bool
+        Cables through SerDes PHYs and DCU models instead of :class:`~sim.tops.link.LfsrChannel`.
     bus : str
         The host side of every node: ``"htax"`` (:class:`~rtl.nic.Nic`, for :class:`sim.host.HostModel`)
         or ``"axi"`` (:class:`~rtl.nic.NicAxi`, for :class:`sim.axi_host.AxiHostModel`).
@@ -102,7 +111,8 @@ class NicSystem(wiring.Component):
         testbench needs no signal inside a NIC; IDLE and 0 when that port has no cable.
     """
 
-    def __init__(self, cfg, *, nodes=2, topology="b2b", shape=None, latency=2, revision=(0, False), bus="htax"):
+    def __init__(self, cfg, *, nodes=2, topology="b2b", shape=None, latency=2, revision=(0, False), bus="htax",
+                 phy=False):
         check_int("nodes", nodes, 2, 16)
         check_int("latency", latency, 1)
         self.topo = (globals()["topology"](topology, nodes, shape=shape) if isinstance(topology, str)
@@ -115,7 +125,9 @@ class NicSystem(wiring.Component):
                 raise ValueError(f"node {k} needs {self.topo.link_ports(k)} link ports, [xbar] link_ports is {links}")
         if bus not in ("htax", "axi"):
             raise ValueError(f"bus must be 'htax' or 'axi', not {bus!r}")
-        self.bus = bus
+        if phy and cfg["link"]["idle_gap"] < 1:
+            raise ValueError("phy=True needs [link] idle_gap >= 1 (docs/phy.md), not 0")
+        self.bus, self.phy = bus, phy
         if bus == "axi":
             self.nics = [NicAxi(cfg, prefix=f"n{n}_", revision=revision) for n in range(nodes)]
             members = {}
@@ -148,6 +160,9 @@ class NicSystem(wiring.Component):
                 if peer is None:
                     m.d.comb += [phy.rx_phit.eq(0), phy.rx_ctl.eq(PhitCtl.IDLE)]
                     continue
+                if self.phy:
+                    self._serdes(m, k, p, phy)
+                    continue
                 other = self.nics[peer[0]].phy[peer[1]]
                 m.submodules[f"ch{k}_{p}"] = ch = LfsrChannel(phit_bits=len(phy.tx_phit), latency=self.latency,
                                                              seed=1 + 97 * k + p)
@@ -157,4 +172,24 @@ class NicSystem(wiring.Component):
                 if (k, p) == (0, 0):
                     m.d.comb += [self.probe.tx_ctl.eq(phy.tx_ctl), self.probe.tx_phit.eq(phy.tx_phit),
                                  self.probe.rx_ctl.eq(ch.o_ctl), self.probe.rx_phit.eq(ch.o_phit)]
+        if self.phy:
+            for k, nic in enumerate(self.nics):
+                for p in range(len(nic.phy)):
+                    peer = self.topo.peer(k, p)
+                    if peer is not None:
+                        m.d.comb += self._dcus[k, p].line_rx.eq(self._dcus[peer].line_tx)
         return m
+
+    def _serdes(self, m, k, p, link):
+        """Node ``k``'s link port ``p`` behind a SerdesPhy on a DCU model (cabled in ``elaborate``)."""
+        self._dcus = getattr(self, "_dcus", {})
+        m.submodules[f"phy{k}_{p}"] = phy = SerdesPhy(reset_pulse=8, lock_stable=64, lock_timeout=1 << 12)
+        m.submodules[f"dcu{k}_{p}"] = dcu = DcuModel(tx_domain="line", rx_domain="line", seed=1 + 97 * k + p)
+        self._dcus[k, p] = dcu
+        wiring.connect(m, link, phy.link)
+        wiring.connect(m, dcu.lane, phy.lane)
+        if (k, p) == (0, 0):
+            m.d.comb += [self.probe.tx_ctl.eq(link.tx_ctl), self.probe.tx_phit.eq(link.tx_phit)]
+        peer = self.topo.peer(k, p)
+        if peer == (0, 0):
+            m.d.comb += [self.probe.rx_ctl.eq(link.rx_ctl), self.probe.rx_phit.eq(link.rx_phit)]

@@ -8,6 +8,7 @@ import random
 from cocotb.triggers import SimTimeoutError, with_timeout
 
 from sim.axi_host import AxiHostModel
+from sim.clock import start_clock
 from sim.driver.nic import Nic, htax_route
 from sim.host import HostModel
 from sim.runner import tb_params, tb_seed
@@ -45,6 +46,9 @@ async def bring_up(dut, cfg, topology, *, seed=None, hook=allowed, **host_kw):
     for h in hosts:
         h.memory.write_hook = hook
     hosts[0].start_clock()
+    if hasattr(dut, "line_clk"):        # NicSystem(phy=True): the SerDes models' word clock
+        start_clock(dut.line_clk, LINE_PERIOD_NS)
+        dut.line_rst.value = 0
     await hosts[0].reset()
     nics = [Nic(h, cfg, node=n, topology=topology, revision=REVISION) for n, h in enumerate(hosts)]
     for nic in nics:
@@ -55,6 +59,7 @@ async def bring_up(dut, cfg, topology, *, seed=None, hook=allowed, **host_kw):
 
 
 _used = []      # a test in this simulation has brought the NICs up before
+LINE_PERIOD_NS = 10.0   # the SerDes word clock at 2.0 Gb/s (docs/phy.md)
 
 
 async def flush_tlb(nic, regions):

@@ -13,11 +13,13 @@ import cocotb
 from rtl.rma.formats import RmaCommand
 from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.driver.rma import MAX_INT
-from sim.tops.configs import nic_config
+from sim.runner import tb_params
+from sim.tops.configs import CONFIGS, nic_config
 from sim.tops.nic import topology
 from tests.nic.harness import bring_up, check_clean
 
-CFG = nic_config()
+#: the parameter ``config`` = ``"phy"``: the NICs of ``NicSystem(phy=True)`` (``configs/test_phy.toml``)
+CFG = nic_config(CONFIGS / "test_phy.toml") if tb_params().get("config") == "phy" else nic_config()
 TOPOLOGY = topology("b2b", 2)
 
 

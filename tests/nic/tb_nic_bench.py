@@ -56,8 +56,11 @@ from tests.nic.harness import bring_up
 
 #: the NICs' configuration as the bench built them (the driver's ports and addresses come from it): by
 #: the parameter ``config``, ``nic_config`` (none), the NIC of record (``"record"``) or the NIC of record
-#: over ``configs/phit32.toml`` (``"record_phit32"``)
-_CONFIGS = {None: nic_config, "record": record_config, "record_phit32": lambda: record_config(CONFIGS / "phit32.toml")}
+#: over ``configs/phit32.toml`` (``"record_phit32"``) or over ``configs/test_phy.toml`` (``"record_phy"``: the
+#: cables through the SerDes PHY, or the same NICs on the channel model, ``"record_channel"``)
+_CONFIGS = {None: nic_config, "record": record_config, "record_phit32": lambda: record_config(CONFIGS / "phit32.toml"),
+            "record_phy": lambda: record_config(CONFIGS / "test_phy.toml"),
+            "record_channel": lambda: record_config(CONFIGS / "test_phy.toml")}
 if tb_params().get("config") not in _CONFIGS:
     raise ValueError(f"config must be one of {sorted(k for k in _CONFIGS if k)} or absent, "
                      f"not {tb_params().get('config')!r}")

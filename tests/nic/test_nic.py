@@ -54,6 +54,21 @@ def test_nic_system_b2b_phit32_cocotb():
     run_cocotb(NicSystem(cfg), name="nic_system2_phit32", test_module="tests.nic.tb_nic", testcase="smoke")
 
 
+def test_nic_system_phy_needs_idle_gap():
+    with pytest.raises(ValueError, match=r"^phy=True needs \[link\] idle_gap >= 1 \(docs/phy.md\), not 0$"):
+        NicSystem(nic_config(), phy=True)
+
+
+@pytest.mark.soak
+def test_nic_system_b2b_phy_cocotb():
+    """The board's links: two NICs whose cable runs through two SerDes PHYs and the DCU model
+    (``configs/test_phy.toml``: ``idle_gap = 1``, an 80 MHz core), VELO each way, RMA put, get and
+    lock through the drivers."""
+    cfg = nic_config(CONFIGS / "test_phy.toml")
+    run_cocotb(NicSystem(cfg, phy=True), name="nic_system2_phy", test_module="tests.nic.tb_nic", testcase="smoke",
+               params={"config": "phy"})
+
+
 #: what an AXI interconnect may do that HyperTransport may not: reads of different IDs answered out of
 #: order and interleaved, writes reaching memory 30 cycles after their data while reads go on; with
 #: random stalls on every channel

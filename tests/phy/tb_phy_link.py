@@ -226,3 +226,27 @@ async def latency(dut):
             json.dump(out, f)
     for v in out.values():
         assert 0 < v < 1000, out
+
+
+@cocotb.test()
+async def link_outage(dut):
+    """The line into b cut for 6000 core cycles under traffic: both link ports give up (link-error
+    state, counted), b's receive side relocks, a retrain pulse to both ports resends every
+    unacknowledged flit: every packet arrives once and in order."""
+    prm = tb_params()
+    packets = prm.get("packets", 200)
+    await start(dut)
+    before = await settle(dut)
+    dut.packets.value = packets
+    await ClockCycles(dut.clk, 5000)
+    dut.b_cut.value = 1
+    await ClockCycles(dut.clk, 6000)
+    dut.b_cut.value = 0
+    await wait_ready(dut)
+    s = snapshot(dut)
+    assert delta(s, before, "link_errors") > 0, s
+    dut.retrain.value = 1
+    await ClockCycles(dut.clk, 1)
+    dut.retrain.value = 0
+    s = await run_traffic(dut, packets, 600_000)
+    assert s["a_link_error"] == 0 and s["b_link_error"] == 0, s
