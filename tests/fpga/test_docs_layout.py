@@ -22,7 +22,8 @@ ENUM_TABLE = re.compile(r"<!-- enum: (\S+) -->\n(.*?)<!-- end enum -->", re.S)
 PORT_TABLE = re.compile(r"<!-- ports: (\S+) -->\n(.*?)<!-- end ports -->", re.S)
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 #: modules whose enums describe something on a port or on the wire
-ENUM_MODULES = ["rtl.common.htax", "rtl.common.ats", "rtl.common.net", "rtl.link.params", "rtl.rma.formats"]
+ENUM_MODULES = ["rtl.common.htax", "rtl.common.ats", "rtl.common.net", "rtl.common.phit", "rtl.link.params",
+                "rtl.rma.formats"]
 
 
 def table_rows(body):
