@@ -9,6 +9,8 @@ links through these.
 * :mod:`.htax`: :class:`HtaxSource` and :class:`HtaxSink`, whole packets over an HTAX link, fields
   read through :class:`rtl.common.htax.HtaxBeat`.
 * :mod:`.host`: :class:`HtaxHost`, a host memory that answers a unit's reads and applies its writes.
+* :mod:`.board`: AXI4 manager and subordinate over flat ports, and a UART pin model, for the board
+  blocks (``rtl/board``).
 """
 
 from .clock import Clock, Clocked

@@ -14,9 +14,8 @@ from amaranth.sim import Simulator
 from rtl.board import HostMemory, UartBridge, UartRx, UartTx
 from rtl.common.axi import AxiSignature
 from sim.amsim import Clock, StreamSink, StreamSource
+from sim.amsim.board import AxiSubordinate, UartPin
 from sim.uart_bridge import BridgeTimeout, BridgeTransport
-
-from .models import AxiSubordinate, UartPin
 
 MEM_SIZE = 1024
 RX_DEPTH = 128

@@ -12,8 +12,7 @@ from amaranth.sim import Simulator
 from rtl.board import HostMemory
 from rtl.common.axi import AxiBurst, AxiResp
 from sim.amsim import Clock, StreamSink, StreamSource
-
-from .models import AxiManager
+from sim.amsim.board import AxiManager
 
 SIZE = 1024
 WORDS = SIZE // 8

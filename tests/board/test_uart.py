@@ -11,8 +11,7 @@ from amaranth.sim import Simulator
 
 from rtl.board import UartRx, UartTx
 from sim.amsim import Clock, StreamSink, StreamSource
-
-from .models import UartPin
+from sim.amsim.board import UartPin
 
 
 def _seed():

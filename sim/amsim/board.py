@@ -1,9 +1,6 @@
-"""Amaranth-simulator bus models for the board blocks' tests: AXI4 over flat ports (a manager that
-drives :class:`~rtl.board.HostMemory`, a subordinate that stands for the NIC's device window behind
-:class:`~rtl.board.UartBridge`) and a UART pin model.
-
-They belong in ``sim/amsim/`` next to the stream and HTAX models (STYLE.md rule 22); this task may not
-add files there yet, so they live with the tests that use them.  The flat ports are found through the
+"""Amaranth-simulator bus models of the board blocks (``rtl/board``): AXI4 over flat ports (a manager
+that drives :class:`~rtl.board.HostMemory`, a subordinate that stands for the NIC's device window
+behind :class:`~rtl.board.UartBridge`) and a UART pin model.  The flat ports are found through the
 channel layouts of :mod:`rtl.common.axi` (the same walk ``flat_members`` makes), never by hand-written
 names, and each channel is presented as a stream (``valid``, ``ready``, a ``payload`` view over the
 flat signals), so the stream models of :mod:`sim.amsim.stream` drive and check it.
@@ -15,7 +12,9 @@ from amaranth.hdl import Cat
 from amaranth.lib import data
 
 from rtl.common.axi import AxiResp, _fields
-from sim.amsim import Clocked, StreamSink, StreamSource
+
+from .clock import Clocked
+from .stream import StreamSink, StreamSource
 
 __all__ = ["FlatStream", "axi_streams", "AxiManager", "AxiSubordinate", "UartPin"]
 
