@@ -173,7 +173,7 @@ class EvnTop(Elaboratable):
         return m
 
 
-def build(*, variant, out_dir, seed=1, core_mhz=CORE_MHZ):
+def build(*, variant, out_dir, seed=1, core_mhz=CORE_MHZ, router="router1"):
     """Write ``<out_dir>/evn_<variant>.bit`` and ``.svf`` with the yowasp tools of the virtual
     environment; return nextpnr's report (JSON) as a dict, with the sites of the DCU's macros added
     as ``"sites"`` (``{cell type: bel}``)."""
@@ -187,7 +187,7 @@ def build(*, variant, out_dir, seed=1, core_mhz=CORE_MHZ):
     name = f"evn_{variant}"
     platform = ECP55GEVNPlatform()
     platform.build(EvnTop(variant=variant, core_mhz=core_mhz), name=name, build_dir=str(out_dir), do_program=False,
-                   nextpnr_opts=f"--seed {seed} --placer static --freq 100 --timing-allow-fail "
+                   nextpnr_opts=f"--seed {seed} --placer static --router {router} --freq 100 --timing-allow-fail "
                                 f"--report {name}_report.json "
                                 f"--write {name}_routed.json")
     report = json.loads((Path(out_dir) / f"{name}_report.json").read_text())
@@ -203,8 +203,10 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "build" / "board"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--core-mhz", type=float, default=CORE_MHZ, help="core clock (the PLL's nearest)")
+    ap.add_argument("--router", choices=("router1", "router2"), default="router1", help="nextpnr's router")
     args = ap.parse_args(argv)
-    report = build(variant=args.variant, out_dir=args.out, seed=args.seed, core_mhz=args.core_mhz)
+    report = build(variant=args.variant, out_dir=args.out, seed=args.seed, core_mhz=args.core_mhz,
+                   router=args.router)
     print(f"sites: {report['sites']}")
     util = report.get("utilization", {})
     print(", ".join(f"{k} {v['used']}/{v['available']}" for k, v in util.items() if v["used"]))
