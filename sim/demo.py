@@ -41,43 +41,40 @@ from sim.host import HostModel
 from sim.runner import tb_params, tb_seed
 from sim.tops.nic import topology
 
-__all__ = ["demo", "main"]
+__all__ = ["demo", "scenario", "Steps", "print_steps", "main"]
 
 
 class Steps:
-    """The demo's log: one record per step (what, cycles, ns end to end, details)."""
+    """The demo's log: one record per step (what, cycles, ns end to end, details).  ``timing``
+    (:class:`sim.host_timing.HostTiming`): ns are the cycles with table 3-1's host share added; without
+    it, ns are the cycles at ``period_ns`` as measured (a board's UART included)."""
 
-    def __init__(self, host):
-        self.host, self.t = host, host.timing
+    def __init__(self, timing=None, *, period_ns=None):
+        self.t, self.period_ns = timing, period_ns
         self.records = []
 
     def add(self, what, cycles, detail, *, stores=1, polls=1, ns=True):
-        ns = self.t.end_to_end_ns(cycles, stores=stores, polls=polls) if cycles is not None and ns else None
+        if cycles is None or not ns:
+            ns = None
+        elif self.t is not None:
+            ns = self.t.end_to_end_ns(cycles, stores=stores, polls=polls)
+        else:
+            ns = cycles * self.period_ns
         self.records.append({"step": what, "cycles": cycles, "ns": None if ns is None else round(ns), "detail": detail})
 
 
-@cocotb.test()
-async def demo(dut):
-    from sim.tops.configs import nic_config
-    cfg = nic_config()
-    topo = topology("b2b", 2)
-    seed = tb_seed()
-    if tb_params().get("bus", "htax") == "axi":
-        hosts = [AxiHostModel(dut, cfg=cfg, prefix=f"n{n}_", seed=seed + n) for n in range(2)]
-    else:
-        hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"],
-                           route=htax_route(cfg), seed=seed + n) for n in range(2)]
-    hosts[0].start_clock()
-    await hosts[0].reset()
-    nics = [Nic(h, cfg, node=n, topology=topo, revision=(0, False)) for n, h in enumerate(hosts)]
-    log = Steps(hosts[0])
-    now = hosts[0].now
+async def scenario(nics, log, now, *, lock_vpids=None):
+    """The demo's steps on two nodes' drivers (``nics``, :class:`sim.driver.nic.Nic`, whose hosts are
+    started): any host the driver runs on, a simulated host model or a board behind its UART
+    (:class:`sim.board.BoardHost`).  ``now()`` counts the cycles each step's time is taken in;
+    ``lock_vpids``: :meth:`Nic.init`'s.  Raises ``AssertionError`` at the first wrong outcome."""
+    topo = nics[0].topology
+    hosts = [nic.host for nic in nics]
 
     # 1. bring-up
     for nic in nics:
-        await nic.host.start()
         t0, st0 = now(), dict(nic.host.stats)
-        await nic.init()
+        await nic.init(lock_vpids=lock_vpids)
         cycles, st = now() - t0, nic.host.stats
         version = await nic.version()
         routes = [await nic.route(d) for d in range(topo.nodes)]
@@ -109,15 +106,14 @@ async def demo(dut):
     vpid = 2
     rma = [await nic.rma.open(vpid) for nic in nics]
     regions = [await p.register(8192) for p in rma]
-    mems = [h.memory for h in hosts]
     data = bytes((7 * i + 1) & 0xFF for i in range(512))
-    mems[0].write(regions[0].phys, data)
+    await hosts[0].mem_write(regions[0].phys, data)
     t0 = now()
     await rma[0].put(1, vpid, regions[0].nla, regions[1].nla + 4096, 512, notify=(1, 1, 0))
     n = await rma[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value, poll_cycles=1)
     t_target = now() - t0
     assert (n["command"], n["error"]) == (RmaCommand.PUT.value, 0), n
-    assert mems[1].read(regions[1].phys + 4096, 512) == data, "put: node 1 memory differs"
+    assert await hosts[1].mem_read(regions[1].phys + 4096, 512) == data, "put: node 1 memory differs"
     r = await rma[0].wait(lambda n: n["cls"] == Cls.REQUESTER.value, poll_cycles=1)
     assert (r["command"], r["error"], r["value"]) == (RmaCommand.PUT.value, 0, regions[0].nla), r
     log.add("RMA put 0 -> 1 (512 B)", t_target,
@@ -126,12 +122,12 @@ async def demo(dut):
 
     # 4. RMA get 256 B back from node 1
     src = bytes((3 * i + 9) & 0xFF for i in range(256))
-    mems[1].write(regions[1].phys, src)
+    await hosts[1].mem_write(regions[1].phys, src)
     t0 = now()
     await rma[0].get(1, vpid, regions[0].nla + 4096, regions[1].nla, 256, notify=(0, 1, 0))
     n = await rma[0].wait(lambda n: n["cls"] == Cls.COMPLETER.value, poll_cycles=1)
     assert (n["command"], n["error"]) == (RmaCommand.GET.value, 0), n
-    assert mems[0].read(regions[0].phys + 4096, 256) == src, "get: node 0 memory differs"
+    assert await hosts[0].mem_read(regions[0].phys + 4096, 256) == src, "get: node 0 memory differs"
     log.add("RMA get 0 <- 1 (256 B)", now() - t0, "node 0's completer notification: the 256 bytes are in node 0's "
             "memory")
 
@@ -152,9 +148,30 @@ async def demo(dut):
                 f"{c['delivered.requests']} / {c['delivered.responses']}, drops "
                 f"{sum(v for k, v in c.items() if 'drops' in k)}")
         assert not nic.host.errors, nic.host.errors[:5]
-        assert not nic.host.memory.violations, nic.host.memory.violations[:5]
+
+
+@cocotb.test()
+async def demo(dut):
+    from sim.tops.configs import nic_config
+    cfg = nic_config()
+    topo = topology("b2b", 2)
+    seed = tb_seed()
+    if tb_params().get("bus", "htax") == "axi":
+        hosts = [AxiHostModel(dut, cfg=cfg, prefix=f"n{n}_", seed=seed + n) for n in range(2)]
+    else:
+        hosts = [HostModel(dut, cfg=cfg, port=f"htax{n}", host_port=cfg["rma"]["host_port"],
+                           route=htax_route(cfg), seed=seed + n) for n in range(2)]
+    hosts[0].start_clock()
+    await hosts[0].reset()
+    for h in hosts:
+        await h.start()
+    nics = [Nic(h, cfg, node=n, topology=topo, revision=(0, False)) for n, h in enumerate(hosts)]
+    log = Steps(hosts[0].timing)
+    await scenario(nics, log, hosts[0].now)
+    for h in hosts:
+        assert not h.memory.violations, h.memory.violations[:5]
     with open(tb_params()["out"], "w") as f:
-        json.dump({"steps": log.records, "cycles": now(), "seed": seed}, f)
+        json.dump({"steps": log.records, "cycles": hosts[0].now(), "seed": seed}, f)
 
 
 def _ticker(stop, start):
@@ -205,11 +222,16 @@ def main(argv=None):
     print(f"times: cycles at {1000 / t.cycle_ns:.2f} MHz from the first CPU store to the result at the host port; "
           f"ns adds table 3-1's host share ({t.store_ns:.0f} ns store, {t.dma_write_ns:.0f} ns write to memory, "
           f"{t.poll_ns:.0f} ns poll)\n")
-    print(f"{'step':34} {'cycles':>7} {'ns':>7}  what happened")
-    for s in res["steps"]:
+    print_steps(res["steps"])
+
+
+def print_steps(steps):
+    """The demo's records as a table."""
+    print(f"{'step':34} {'cycles':>9} {'ns':>11}  what happened")
+    for s in steps:
         cyc = "" if s["cycles"] is None else s["cycles"]
         ns = "" if s["ns"] is None else s["ns"]
-        print(f"{s['step']:34} {cyc:>7} {ns:>7}  {s['detail']}")
+        print(f"{s['step']:34} {cyc:>9} {ns:>11}  {s['detail']}")
 
 
 if __name__ == "__main__":

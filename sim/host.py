@@ -79,10 +79,28 @@ class DeviceReads:
 
 class HostApi(DeviceReads):
     """What every host model (:class:`HostModel`, :class:`sim.axi_host.AxiHostModel`) offers the same
-    way: ``start_clock``, ``reset``, and the CPU calls built on its own ``read_raw`` and interrupt
+    way: ``start_clock``, ``reset``, the CPU's accesses of host memory (``mem_read``, ``mem_write``,
+    ``mem_read64``, ``mem_write64``: on :attr:`memory` at once, no bus traffic, as a CPU's cached
+    accesses), and the CPU calls built on its own ``read_raw`` and interrupt
     capture: ``read``, ``read64``, ``wait_interrupt``.  The class using it provides ``dut``, ``clk``,
     ``period_ns``, ``_tasks`` (a list), ``read_raw(addr, nwords) -> (status, words)``, ``interrupts``
-    (a list) and ``_irq_event`` (set on each new interrupt)."""
+    (a list), ``_irq_event`` (set on each new interrupt) and ``memory`` (:class:`sim.memory.HostMemory`).
+
+    The driver (:mod:`sim.driver`) reaches host memory only through the ``mem_*`` calls and allocates
+    through ``memory.alloc``/``free``, so it runs unchanged on a board's host
+    (:class:`sim.board.BoardHost`), whose memory is behind a UART."""
+
+    async def mem_read(self, addr, nbytes):
+        return self.memory.read(addr, nbytes)
+
+    async def mem_write(self, addr, data):
+        self.memory.write(addr, data)
+
+    async def mem_read64(self, addr):
+        return self.memory.read64(addr)
+
+    async def mem_write64(self, addr, value):
+        self.memory.write64(addr, value)
 
     def start_clock(self):
         """Start the DUT clock at the configured frequency (driven by the simulator: :mod:`sim.clock`)."""

@@ -42,6 +42,9 @@ class HostMemory:
         Raise :class:`MemoryViolation` on an illegal device access instead of only recording it.
     """
 
+    #: GATEs at the start of a GAT (:mod:`sim.driver.atu`) this memory holds: all of them
+    gat_gates = 1 << 18
+
     def __init__(self, *, phys_addr_bits=52, base=0x10_0000, strict=False):
         self.limit = 1 << phys_addr_bits
         self._pages = {}            # page number -> bytearray(PAGE)

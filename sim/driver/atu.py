@@ -6,12 +6,16 @@
   pages, write one GATE per page ({valid, read, write, vpid, ppn}, :class:`rtl.atu.layout.Gate`) into
   the GAT that covers it (a GAT is allocated, 2 MB aligned, and its base register written the first
   time one of its pages is used) and return a :class:`Region` whose ``nla`` is the byte NLA of its
-  first page.
+  first page.  A GAT has 2^18 GATEs; a host memory whose ``gat_gates`` is smaller (the board's,
+  :class:`sim.board.BoardMemory`) holds only that many at the GAT's start, so NLA pages are handed out
+  only from that prefix of every GAT (the ATU's read of a GATE beyond it ends outside the memory: an
+  error response, a fault).
 * **deregister**: clear the GATEs, then run the flush protocol for every page (fig. 5-11: TLB
   invalidation and an ATS flush request to every FU, then poll ``done``), so no FU uses the old
   translation afterwards; the pages go back to the host memory.
 
-GATEs are written by the CPU (no bus traffic); the GAT base and flush registers through the NIC.
+GATEs are written by the CPU (``host.mem_write64``: no bus traffic); the GAT base and flush registers
+through the NIC.
 """
 
 from dataclasses import dataclass
@@ -46,6 +50,7 @@ class AtuDriver:
         self.host, self.cfg = host, cfg
         self.regs = regs or RegModel.from_config(cfg)
         self.gat_entries = cfg["atu"]["gat_entries"]
+        self.gat_gates = host.memory.gat_gates   # GATEs at the start of every GAT that memory holds
         self.gats = {}                  # GAT index -> base address
         self.next_page = first_page     # NLA pages are handed out in order, never reused
         self.regions = []
@@ -54,8 +59,11 @@ class AtuDriver:
         index = nla_page >> GATE_INDEX_BITS
         if index >= self.gat_entries:
             raise MemoryError(f"NLA page {nla_page:#x} is beyond the {self.gat_entries} GATs")
+        if nla_page & ((1 << GATE_INDEX_BITS) - 1) >= self.gat_gates:
+            raise MemoryError(f"NLA page {nla_page:#x} is beyond the {self.gat_gates} GATEs of a GAT this "
+                              f"host memory holds")
         if index not in self.gats:
-            base = self.host.memory.alloc(GAT_BYTES, huge=True)
+            base = self.host.memory.alloc(8 * self.gat_gates, huge=True)
             await self.host.write64(self.regs.addr(f"atu.gat_base[{index}]"), base)
             self.gats[index] = base
         return self.gats[index] + 8 * (nla_page & ((1 << GATE_INDEX_BITS) - 1))
@@ -68,7 +76,7 @@ class AtuDriver:
         self.next_page += pages
         for k in range(pages):
             g = await self._gate_address(first + k)
-            self.host.memory.write64(g, gate_word(ppn=(phys >> 12) + k, vpid=vpid, read=int(read),
+            await self.host.mem_write64(g, gate_word(ppn=(phys >> 12) + k, vpid=vpid, read=int(read),
                                                   write=int(write)))
         # a read behind the posted GAT base writes: they have landed when it returns
         await self.host.read64(self.regs.addr("atu.flush"))
@@ -97,7 +105,7 @@ class AtuDriver:
     async def deregister(self, region):
         """Invalidate the region's GATEs, flush every page, and free the pages."""
         for k in range(region.size // PAGE):
-            self.host.memory.write64(self.gate(region.nla + k * PAGE), 0)
+            await self.host.mem_write64(self.gate(region.nla + k * PAGE), 0)
         for k in range(region.size // PAGE):
             await self.flush((region.nla >> 12) + k, region.vpid)
         self.host.memory.free(region.phys, region.size)

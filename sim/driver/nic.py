@@ -63,8 +63,9 @@ class Nic:
     async def version(self):
         return await self.host.read64(self.regs.addr("rf.version"))
 
-    async def init(self, *, locks=True):
-        """Version check, node id, route table, RMA set-up.  Raises :class:`NicVersionError`."""
+    async def init(self, *, locks=True, lock_vpids=None):
+        """Version check, node id, route table, RMA set-up (:meth:`RmaNode.setup
+        <sim.driver.rma.RmaNode.setup>`'s ``locks`` and ``lock_vpids``).  Raises :class:`NicVersionError`."""
         h, r = self.host, self.regs
         want, got = r.peek("rf.version"), await self.version()
         if got != want:
@@ -75,7 +76,7 @@ class Nic:
             await h.write64(r.addr(f"net.route[{dst}]"), entry)
         for port, rule in enumerate(self.topology.port_routes(self.node)):
             await h.write64(r.addr(f"xbar[{port}].route"), rule)
-        await self.rma.setup(locks=locks)           # ends with a read: every write has landed
+        await self.rma.setup(locks=locks, lock_vpids=lock_vpids)   # ends with a read: every write has landed
 
     async def route(self, dst):
         """The route table entry (a packed :class:`~rtl.common.net.RouteEntry`) the NIC holds for ``dst``."""

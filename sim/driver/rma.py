@@ -51,13 +51,19 @@ class RmaNode:
         self.enables = self.phys = 0
         self.lock_base = None
 
-    async def setup(self, *, locks=True):
-        """Kernel set-up: node id, queue size, and (``locks``) a lock region of one page per VPID."""
+    async def setup(self, *, locks=True, lock_vpids=None):
+        """Kernel set-up: node id, queue size, and (``locks``) a lock region of one page per VPID, for
+        VPIDs 0 .. ``lock_vpids`` - 1 (default: all; a lock of a VPID beyond is answered ``LOCK_RANGE``
+        by the NIC): a small host memory (the board's) holds only the pages it needs."""
         h, r = self.host, self.regs
+        vpids = self.cfg["system"]["vpids"]
+        lock_vpids = vpids if lock_vpids is None else lock_vpids
+        if not 1 <= lock_vpids <= vpids:
+            raise ValueError(f"lock_vpids must be between 1 and {vpids}, not {lock_vpids}")
         await h.write64(r.addr("net.node"), self.node)
         await h.write64(r.addr("rma.nq_size"), self.nq_entries)
         if locks:
-            size = self.cfg["system"]["vpids"] * PAGE
+            size = lock_vpids * PAGE
             self.lock_base = h.memory.alloc(size, owner="rma_locks")
             await h.write64(r.addr("rma.lock_base"), self.lock_base)
             await h.write64(r.addr("rma.lock_size"), size)
@@ -181,14 +187,14 @@ class RmaPort:
         return n["lock"]
 
     # -- notifications ------------------------------------------------------------------------------
-    def poll(self):
+    async def poll(self):
         """The next notification as a dict (:func:`sim.rma_model.decode_notification`), or ``None``."""
-        mem = self.node.host.memory
+        host = self.node.host
         a = self.base + ENTRY_BYTES * self.rp
-        raw = mem.read(a, ENTRY_BYTES)
+        raw = await host.mem_read(a, ENTRY_BYTES)
         if not any(raw):
             return None
-        mem.write(a, bytes(ENTRY_BYTES))
+        await host.mem_write(a, bytes(ENTRY_BYTES))
         self.rp = (self.rp + 1) % self.entries
         n = decode_notification(int.from_bytes(raw, "little"))
         self.log.append(n)
@@ -207,7 +213,7 @@ class RmaPort:
                 return self.pending.pop(k)
         waited = 0
         while True:
-            n = self.poll()
+            n = await self.poll()
             if n is None:
                 await self.release(force=True)
                 if waited >= timeout_cycles:

@@ -123,17 +123,17 @@ class VeloPort:
     def _slot_addr(self, slot):
         return self.base + slot * SLOT_BYTES
 
-    def poll(self):
+    async def poll(self):
         """One slot if its status word is non-zero: ``(status fields, payload bytes)``; else ``None``."""
-        mem = self.node.host.memory
+        host = self.node.host
         a = self._slot_addr(self.rp)
-        st = mem.read64(a)
+        st = await host.mem_read64(a)
         if st == 0:
             return None
         f = decode_status(st)
-        raw = mem.read(a + 8, 8 * f["words"])
+        raw = await host.mem_read(a + 8, 8 * f["words"])
         self.slot_log.append((self.rp, [st] + [int.from_bytes(raw[i:i + 8], "little") for i in range(0, len(raw), 8)]))
-        mem.write64(a, 0)
+        await host.mem_write64(a, 0)
         self.rp = (self.rp + 1) % self.slots
         return f, raw
 
@@ -149,7 +149,7 @@ class VeloPort:
         host = self.node.host
         waited = 0
         while True:
-            got = self.poll()
+            got = await self.poll()
             if got is None:
                 await self.release(force=True)
                 if waited >= timeout_cycles:

@@ -34,7 +34,7 @@ async def velo_each_way(nics, rng):
     for dst, (src, payload) in sent.items():
         msg = await ports[dst].recv(timeout_cycles=20000)
         assert (msg.src_node, msg.src_vpid, msg.mtt, msg.payload) == (src, vpid, src + 1, payload), (msg, src)
-        assert ports[dst].poll() is None, f"node {dst}: a second message arrived"
+        assert (await ports[dst].poll()) is None, f"node {dst}: a second message arrived"
 
 
 async def rma_put_get_lock(nics, rng):

@@ -107,7 +107,7 @@ class Rig:
     async def drain(self):
         """Consume every notification and VELO slot so no queue fills (outside any measurement)."""
         for p in self.rma + [self.rma_self]:
-            while p.poll() is not None:
+            while (await p.poll()) is not None:
                 pass
             p.pending.clear()
             await p.release(force=True)
@@ -344,7 +344,7 @@ async def counts(r):
 async def measure(r, post):
     await r.drain()
     for p in r.velo:                        # VELO slots are consumed here, outside the window
-        while p.poll() is not None:
+        while (await p.poll()) is not None:
             pass
         await p.release(force=True)
     await r.drain()
@@ -410,7 +410,7 @@ async def breakdown(r, name):
     async def one(remote):
         await r.drain()
         for p in r.velo + [r.velo_self]:
-            while p.poll() is not None:
+            while (await p.poll()) is not None:
                 pass
             await p.release(force=True)
         r.clear()

@@ -113,7 +113,7 @@ async def all_pairs(dut):
             assert got.get(src, []) == want, f"node {src} -> {dst}: got {got.get(src)}, sent {want}"
     await nics[0].host.cycles(500)
     for nic, port in zip(nics, ports, strict=True):
-        assert port.poll() is None, f"node {nic.node}: a message arrived twice"
+        assert (await port.poll()) is None, f"node {nic.node}: a message arrived twice"
         c = await nic.net_counters()
         assert (c["sent.requests"], c["delivered.requests"]) == (k * (n - 1), k * (n - 1)), (nic.node, c)
         assert all(v == 0 for key, v in c.items() if "drops" in key or "malformed" in key), (nic.node, c)
@@ -475,7 +475,7 @@ class Traffic:
                                                   self.velo_in, (node, v), read))
                 nq = self.nq[node, v]
                 taken = 0
-                while (n := nq.poll()) is not None:
+                while (n := await nq.poll()) is not None:
                     self.on_note((node, v), n)
                     taken += 1
                 if taken:
@@ -883,19 +883,19 @@ class Fuzz:
         return notes, None, what
 
     # -- checking -----------------------------------------------------------------------------------
-    def take_notes(self):
+    async def take_notes(self):
         got = []
         for (n, v), port in self.nq.items():
-            while (x := port.poll()) is not None:
+            while (x := await port.poll()) is not None:
                 got.append(((n, v), (x["cls"], x["command"], x["error"], x["peer_node"], x["peer_vpid"]),
                             None if x["error"] else x.get("lock")))     # an error carries no result
         return got
 
-    def take_messages(self):
+    async def take_messages(self):
         got = []
         for (n, v), port in self.mbox.items():
             while True:
-                f = port.poll()
+                f = await port.poll()
                 if f is None:
                     break
                 got.append(((n, v), f))
@@ -912,8 +912,8 @@ class Fuzz:
             while True:
                 await host.cycles(8)
                 waited += 8
-                got.update(self.take_notes())
-                msgs += self.take_messages()
+                got.update(await self.take_notes())
+                msgs += await self.take_messages()
                 if (got >= want and (msg is None or msgs)) and waited >= settle:
                     break
                 if waited > 20000:
@@ -925,8 +925,8 @@ class Fuzz:
                     raise AssertionError(f"op {i} ({what}): no outcome in 20000 cycles: notifications {dict(got)}, "
                                          f"expected {dict(want)}; messages {msgs}")
             await host.cycles(settle)                   # anything more would arrive now
-            got.update(self.take_notes())
-            msgs += self.take_messages()
+            got.update(await self.take_notes())
+            msgs += await self.take_messages()
             assert got == want, f"op {i} ({what}): notifications {dict(got)}, expected {dict(want)}"
             if msg is None:
                 assert not msgs, f"op {i} ({what}): unexpected VELO slots {msgs}"

@@ -79,7 +79,7 @@ class Bench:
     async def drain(self):
         """Consume every notification so the queues never fill (outside any measurement)."""
         for p in self.ports:
-            while p.poll() is not None:
+            while (await p.poll()) is not None:
                 pass
             await p.release(force=True)
         for n in self.ns:

@@ -398,7 +398,7 @@ async def bad_input(dut):
     for k in range(pb.entries - 1 + extra):
         await pa.notification_put(1, 0, k + 1)
     await a.host.cycles(3000)
-    got = [n["value"] for n in [pb.poll() for _ in range(pb.entries)] if n]
+    got = [n["value"] for n in [await pb.poll() for _ in range(pb.entries)] if n]
     assert got == list(range(1, pb.entries)), got
     ca, cb = await a.rma.counters(), await b.rma.counters()
     assert ca["errors.requester"] == 3, ca

@@ -169,7 +169,7 @@ async def ring_full(dut):
     kept = node.cpl_model.received
     got = [(await port.recv()).payload for _ in range(kept)]
     assert got == sent[:kept]       # the ring filled in order; everything after the first discard is lost
-    assert port.poll() is None
+    assert (await port.poll()) is None
     await port.release(force=True)
     node.cpl_model.mailboxes[7].rp = port.rp
     for _ in range(3 * port.slots // 2):        # more than a ring's worth: wraps
@@ -195,7 +195,7 @@ async def bad_input(dut):
     await node.host.cycles(100)
     c = await node.velo.counters()
     assert (c["sent"], c["received"], c["rejected"]) == (2, 0, 2), c
-    assert port.poll() is None
+    assert (await port.poll()) is None
     h = node.host
     addr = port.address(0, 4, 16, 0)
     h.send(HtaxPacket(HtaxCmd.READ, src=0, dst=VELO_PORT, addr=addr, length=1))        # no response
@@ -296,6 +296,6 @@ async def split_half_lost(dut):
         msg = await port.recv()
         assert (msg.payload, msg.mtt, msg.split) == (whole, 1, False), lost
         assert port.orphans - before == 1, (lost, port.orphans - before)
-        assert port.poll() is None
+        assert (await port.poll()) is None
         await port.release(force=True)
     node.check_clean()

@@ -59,7 +59,7 @@ async def other_nodes(dut):
     assert got == sent
     await host.idle()
     await host.cycles(100)
-    assert port.poll() is None, "a message for another node arrived"
+    assert (await port.poll()) is None, "a message for another node arrived"
     assert await net_counter(node, "net.rx_drops", "misrouted") == dropped
     assert await net_counter(node, "net.sent", "requests") == len(sent) + dropped
     assert await net_counter(node, "net.delivered", "requests") == len(sent)
