@@ -28,12 +28,16 @@ from rtl.common.phit import PhitCtl
 from rtl.config import ROOT, load
 from rtl.phy import Ecp5Dcu, SerdesLaneSignature, SerdesPhy
 
-__all__ = ["EvnCore", "EvnTop", "CONFIG", "CORE_MHZ", "BAUD", "LEDS"]
+__all__ = ["EvnCore", "EvnTop", "CONFIG", "CORE_MHZ", "BAUD", "LEDS", "HOST_MEMORY", "HOST_MEMORY_BASE", "GAT_BASE",
+           "GAT_PREFIX"]
 
 CONFIG = ROOT / "configs" / "board_evn.toml"
 CORE_MHZ = 80                   # the NIC's place-and-route figure (docs/nic.md, "Fmax")
 BAUD = 3_000_000                # the FT2232H's highest standard rate
 HOST_MEMORY = 64 * 1024         # bytes of block RAM host memory
+GAT_BASE = 2 * 1024 * 1024      # the board's GAT (2 MB aligned, as the ATU needs)
+GAT_PREFIX = 4096               # its first 512 GATEs (NLA pages 0..511) are in host memory
+HOST_MEMORY_BASE = GAT_BASE + GAT_PREFIX - HOST_MEMORY  # 0x1F_1000: 15 pages below the GAT, its prefix above
 LANES = 2
 LEDS = ("lane 0 receive ready", "lane 1 receive ready", "lane 0 PRBS locked", "lane 1 PRBS locked",
         "lane 0 transmit ready", "lane 1 transmit ready", "core PLL locked", "heartbeat (1.6 s)")
@@ -52,6 +56,9 @@ class EvnCore(wiring.Component):
         Core clock cycles per UART bit.
     phy_params : dict
         Keyword arguments of every :class:`~rtl.phy.SerdesPhy` (shorter lock times in simulation).
+    revision : (int, bool), optional
+        The NIC's version register (:class:`~rtl.nic.NicAxi`'s ``revision``; default from the
+        configuration or git).
 
     Members
     -------
@@ -63,7 +70,7 @@ class EvnCore(wiring.Component):
         ``LEDS`` in order (bit 6, the PLL's lock, is the top's; here it is 1).
     """
 
-    def __init__(self, *, variant="nic", cfg=None, divisor=None, phy_params=None):
+    def __init__(self, *, variant="nic", cfg=None, divisor=None, phy_params=None, revision=None):
         if variant not in ("nic", "bringup"):
             raise ValueError(f"variant must be 'nic' or 'bringup', not {variant!r}")
         self.variant = variant
@@ -72,7 +79,7 @@ class EvnCore(wiring.Component):
         self.phys = [SerdesPhy(**(phy_params or {})) for _ in range(LANES)]
         if variant == "nic":
             from rtl.nic import NicAxi
-            self.nic = NicAxi(self.cfg)
+            self.nic = NicAxi(self.cfg, revision=revision)
             if self.nic.nic.link_ports != LANES:
                 raise ValueError(f"[xbar] link_ports must be {LANES} on this board, not {self.nic.nic.link_ports}")
         else:
@@ -87,7 +94,7 @@ class EvnCore(wiring.Component):
         m.submodules.uart_tx = tx = UartTx(divisor=self.divisor)
         m.submodules.bridge = bridge = UartBridge(mem_size=2 * HOST_MEMORY,
                                                   id_bits=self.cfg["hostbus"]["s_id_bits"])
-        m.submodules.memory = memory = HostMemory(size=HOST_MEMORY)
+        m.submodules.memory = memory = HostMemory(size=HOST_MEMORY, base=HOST_MEMORY_BASE)
         m.submodules.split = split = WordSplit(word_bits=word_bits + 1, low_bits=word_bits, high_bits=word_bits)
         m.submodules.phy_regs = regs = PhyRegs(lanes=LANES, word_bits=word_bits)
         m.d.comb += [rx.rx.eq(self.uart_rx), self.uart_tx.eq(tx.tx)]

@@ -20,7 +20,7 @@ class AxiMemReader(wiring.Component):
     """Takes one AXI4 read burst at a time and answers it from word reads.
 
     An AR is taken when no burst is open.  Beat ``k`` of an INCR burst of 8-byte beats is word
-    ``addr // 8 + k``.  The word reads go out on ``mem_rd`` (the memory's read port grants them
+    ``(addr - base) // 8 + k``.  The word reads go out on ``mem_rd`` (the memory's read port grants them
     through ``ready``), each one's data is on ``mem_data`` in the cycle after its grant, and the beats
     wait in a two-entry FIFO for ``r``.  A read is issued only when the FIFO will have room for its
     data, counting the beat ``r`` takes in the same cycle, so a burst streams one beat per cycle.
@@ -36,6 +36,8 @@ class AxiMemReader(wiring.Component):
         The AXI ID and address widths.
     words : int
         Words of the memory (a power of two).
+    base : int
+        Byte address of word 0 (a multiple of 8).
 
     Members
     -------
@@ -48,10 +50,11 @@ class AxiMemReader(wiring.Component):
     error : Out(1)
     """
 
-    def __init__(self, *, id_bits, addr_bits, words):
+    def __init__(self, *, id_bits, addr_bits, words, base=0):
         self.id_bits = check_int("id_bits", id_bits, 1, 16)
         self.addr_bits = check_int("addr_bits", addr_bits, 12, 64)
         self.words = words
+        self.base = base
         self.word_bits = (words - 1).bit_length()
         super().__init__({
             "ar": In(stream.Signature(axi_addr(id_bits, addr_bits))),
@@ -75,7 +78,8 @@ class AxiMemReader(wiring.Component):
         resp = Signal(AxiResp)
         in_flight = Signal()            # a read was granted in the previous cycle
         in_flight_last = Signal()
-        in_range, supported = burst_fits(ar.addr, ar.len, ar.size, ar.burst, self.words)
+        in_range, supported, first = burst_fits(ar.addr, ar.len, ar.size, ar.burst, self.words,
+                                            self.base)
 
         r_moves = self.r.valid & self.r.ready
         m.d.comb += [landing.data.eq(self.mem_data), landing.last.eq(in_flight_last),
@@ -87,7 +91,7 @@ class AxiMemReader(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += self.ar.ready.eq(1)
                 with m.If(self.ar.valid):
-                    m.d.sync += [rid.eq(ar.id), length.eq(ar.len), word.eq(ar.addr[3:]), issued.eq(0),
+                    m.d.sync += [rid.eq(ar.id), length.eq(ar.len), word.eq(first), issued.eq(0),
                                  sent.eq(0), resp.eq(AxiResp.DECERR)]
                     with m.If(in_range & supported):
                         m.next = "READ"

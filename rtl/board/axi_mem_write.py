@@ -12,21 +12,23 @@ from .formats import mem_write
 __all__ = ["AxiMemWriter", "burst_fits"]
 
 
-def burst_fits(addr, length, size, burst, words):
-    """``(in range, supported)`` for a burst of ``length + 1`` beats at byte address ``addr`` into a
-    memory of ``words`` 64-bit words: every word inside, and INCR of 8-byte beats (or a single beat)."""
+def burst_fits(addr, length, size, burst, words, base=0):
+    """``(in range, supported, word)`` for a burst of ``length + 1`` beats at byte address ``addr`` into
+    a memory of ``words`` 64-bit words at byte address ``base``: every word inside, INCR of 8-byte beats
+    (or a single beat), and the memory word of the first beat."""
     word_bits = (words - 1).bit_length()
-    word = addr[3:3 + word_bits]
-    in_range = (addr[3 + word_bits:] == 0) & (word + length < words)
+    offset = (addr - base)[:len(addr)]         # below base: wraps to a large offset, out of range
+    word = offset[3:3 + word_bits]
+    in_range = (offset[3 + word_bits:] == 0) & (word + length < words)
     supported = (length == 0) | ((burst == AxiBurst.INCR) & (size == SIZE_8B))
-    return in_range, supported
+    return in_range, supported, word
 
 
 class AxiMemWriter(wiring.Component):
     """Takes one AXI4 write burst at a time and turns its beats into word writes.
 
     An AW is taken when no burst is open.  Its beats are counted by ``AWLEN``; beat ``k`` writes word
-    ``addr // 8 + k`` with the beat's strobes (INCR, 8-byte beats: a misaligned start address selects
+    ``(addr - base) // 8 + k`` with the beat's strobes (INCR, 8-byte beats: a misaligned start address selects
     its bytes through the strobes).  One B follows the last beat, with the burst's ID.
 
     Outcomes: ``OKAY``; ``DECERR`` for a burst with a word outside the memory; ``SLVERR`` for a burst of
@@ -40,6 +42,8 @@ class AxiMemWriter(wiring.Component):
         The AXI ID and address widths.
     words : int
         Words of the memory (a power of two).
+    base : int
+        Byte address of word 0 (a multiple of 8).
 
     Members
     -------
@@ -51,10 +55,11 @@ class AxiMemWriter(wiring.Component):
     error : Out(1)
     """
 
-    def __init__(self, *, id_bits, addr_bits, words):
+    def __init__(self, *, id_bits, addr_bits, words, base=0):
         self.id_bits = check_int("id_bits", id_bits, 1, 16)
         self.addr_bits = check_int("addr_bits", addr_bits, 12, 64)
         self.words = words
+        self.base = base
         self.word_bits = (words - 1).bit_length()
         super().__init__({
             "aw": In(stream.Signature(axi_addr(id_bits, addr_bits))),
@@ -73,7 +78,8 @@ class AxiMemWriter(wiring.Component):
         beat = Signal(8)
         resp = Signal(AxiResp)
         writes = Signal()               # the burst's beats go to memory
-        in_range, supported = burst_fits(aw.addr, aw.len, aw.size, aw.burst, self.words)
+        in_range, supported, first = burst_fits(aw.addr, aw.len, aw.size, aw.burst, self.words,
+                                            self.base)
         m.d.comb += [self.mem_wr.payload.addr.eq(word), self.mem_wr.payload.data.eq(self.w.payload.data),
                      self.mem_wr.payload.strb.eq(self.w.payload.strb),
                      self.b.payload.id.eq(bid), self.b.payload.resp.eq(resp)]
@@ -81,7 +87,7 @@ class AxiMemWriter(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += self.aw.ready.eq(1)
                 with m.If(self.aw.valid):
-                    m.d.sync += [bid.eq(aw.id), length.eq(aw.len), word.eq(aw.addr[3:]), beat.eq(0),
+                    m.d.sync += [bid.eq(aw.id), length.eq(aw.len), word.eq(first), beat.eq(0),
                                  writes.eq(in_range & supported), resp.eq(AxiResp.DECERR)]
                     with m.If(in_range & supported):
                         m.d.sync += resp.eq(AxiResp.OKAY)

@@ -17,7 +17,9 @@ __all__ = ["HostMemory"]
 
 
 class HostMemory(wiring.Component):
-    """Host memory in block RAM: ``size`` bytes as 64-bit words, at addresses ``0 .. size - 1``.
+    """Host memory in block RAM: ``size`` bytes as 64-bit words, at addresses ``base .. base + size - 1``
+    on ``s_axi`` (word ``k`` of the RAM holds address ``base + 8k``; the word port addresses the RAM's
+    words).
 
     The board has no host: this memory stands for it behind ``NicAxi``'s ``m_axi`` (the NIC's DMA)
     and is read and written by the PC through the UART bridge.  One memory with one write port and one
@@ -34,7 +36,7 @@ class HostMemory(wiring.Component):
       for a read and 0 for a write.
 
     Outcomes on ``s_axi`` (the engines' docstrings): bursts of any ID and up to 256 beats, INCR of
-    8-byte beats, strobes honoured, answered in order.  A burst with a word at or above ``size`` is
+    8-byte beats, strobes honoured, answered in order.  A burst with a word outside the memory is
     answered ``DECERR``, one of more than one beat that is not INCR of 8-byte beats ``SLVERR``; neither
     reads or writes the memory, and each is counted in ``read_errors`` / ``write_errors``, as is a
     written burst whose ``WLAST`` is misplaced (``SLVERR``).
@@ -47,6 +49,9 @@ class HostMemory(wiring.Component):
         ID width of ``s_axi`` (default 5: ``NicAxi``'s ``m_axi``).
     addr_bits : int
         Address width of ``s_axi`` (default 52).
+    base : int
+        Byte address of the memory on ``s_axi``, a multiple of 8 (default 0).  The board puts its
+        memory just below a 2 MB boundary with the GAT's first GATEs above it (``docs/board.md``).
 
     Members
     -------
@@ -64,14 +69,18 @@ class HostMemory(wiring.Component):
     Raises
     ------
     TypeError, ValueError
-        For a ``size`` that is not a power of two from 64 to 16 MiB, an ``id_bits`` outside 1..16, or an
-        ``addr_bits`` outside 12..64 or too narrow for ``size``.
+        For a ``size`` that is not a power of two from 64 to 16 MiB, an ``id_bits`` outside 1..16, an
+        ``addr_bits`` outside 12..64 or too narrow for ``size``, or a ``base`` that is not a multiple of
+        8 or puts the memory beyond the address space.
     """
 
-    def __init__(self, *, size=64 * 1024, id_bits=5, addr_bits=52):
+    def __init__(self, *, size=64 * 1024, id_bits=5, addr_bits=52, base=0):
         self.size = check_pow2("size", size, 64, 1 << 24)
         self.id_bits = check_int("id_bits", id_bits, 1, 16)
         self.addr_bits = check_int("addr_bits", addr_bits, max(12, (size - 1).bit_length()), 64)
+        self.base = check_int("base", base, 0, (1 << addr_bits) - size)
+        if base % 8:
+            raise ValueError(f"base must be a multiple of 8, not {base:#x}")
         self.words = size // 8
         self.word_bits = (self.words - 1).bit_length()
         self.axi_signature = AxiSignature(id_bits=id_bits, addr_bits=addr_bits)
@@ -88,7 +97,7 @@ class HostMemory(wiring.Component):
         m.submodules.mem = mem = Memory(shape=64, depth=self.words, init=[], attrs={"ram_style": "block"})
         wp = mem.write_port(granularity=8)
         rp = mem.read_port(transparent_for=())
-        params = dict(id_bits=self.id_bits, addr_bits=self.addr_bits, words=self.words)
+        params = dict(id_bits=self.id_bits, addr_bits=self.addr_bits, words=self.words, base=self.base)
         m.submodules.writer = writer = AxiMemWriter(**params)
         m.submodules.reader = reader = AxiMemReader(**params)
 

@@ -41,6 +41,10 @@ def test_parameter_messages():
         HostMemory(id_bits=0)
     with pytest.raises(ValueError, match=r"^addr_bits must be between 16 and 64, not 12$"):
         HostMemory(size=64 * 1024, addr_bits=12)
+    with pytest.raises(ValueError, match=r"^base must be a multiple of 8, not 0x1004$"):
+        HostMemory(base=0x1004)
+    with pytest.raises(ValueError, match=r"^base must be between 0 and 4294901760, not 4294901768$"):
+        HostMemory(addr_bits=32, base=(1 << 32) - 64 * 1024 + 8)
 
 
 def _mask(strb):
@@ -52,8 +56,9 @@ def _apply(ref, word, beats):
         ref[word + k] = ref[word + k] & ~_mask(strb) | d & _mask(strb)
 
 
-def _random_write(rng, ref):
-    """A random write burst and its expected response (applied to ``ref`` if it writes)."""
+def _random_write(rng, ref, base):
+    """A random write burst and its expected response (applied to ``ref`` if it writes); addresses
+    relative to the memory's ``base`` except the burst that starts below it."""
     n = rng.choice([1, 1, 2, 4, 8, 8, rng.randrange(1, 17)])
     kind = rng.random()
     beats = [(rng.getrandbits(64), rng.choice([0xFF, 0xFF, rng.getrandbits(8)])) for _ in range(n)]
@@ -63,6 +68,8 @@ def _random_write(rng, ref):
         return (word * 8, beats, burst), AxiResp.DECERR
     if kind < 0.15:         # far outside: upper address bits set
         return ((1 << 40) + 8 * rng.randrange(WORDS), beats, burst), AxiResp.DECERR
+    if kind < 0.17 and base:    # starts below the memory (and may run into it)
+        return (-8 * rng.randrange(1, n + 2), beats, burst), AxiResp.DECERR
     word = rng.randrange(AXI_WORDS - n + 1)
     if kind < 0.2 and n > 1:
         burst["burst"] = rng.choice([AxiBurst.FIXED.value, AxiBurst.WRAP.value])
@@ -72,9 +79,11 @@ def _random_write(rng, ref):
     return (addr, beats, burst), AxiResp.OKAY
 
 
-def _random_read(rng):
+def _random_read(rng, base):
     n = rng.choice([1, 2, 8, rng.randrange(1, 33)])
     burst = dict(id=rng.randrange(32))
+    if base and rng.random() < 0.03:
+        return (-8 * rng.randrange(1, n + 2), n, burst), AxiResp.DECERR
     if rng.random() < 0.1:
         return (rng.randrange(WORDS - n + 1, WORDS + 8) * 8, n, burst), AxiResp.DECERR
     if rng.random() < 0.05 and n > 1:
@@ -83,11 +92,12 @@ def _random_read(rng):
     return (rng.randrange(WORDS - n + 1) * 8, n, burst), AxiResp.OKAY
 
 
-@pytest.mark.parametrize("stall", [0.0, 0.4])
-def test_random_bursts_against_a_model(stall):
+@pytest.mark.parametrize("stall,base", [(0.0, 0), (0.4, 0), (0.4, 0x20_0000 - 0x300)])
+def test_random_bursts_against_a_model(stall, base):
+    """``base``: the memory at an address that is not a multiple of its size (as on the board)."""
     seed = _seed()
     rng = random.Random(seed)
-    dut = HostMemory(size=SIZE)
+    dut = HostMemory(size=SIZE, base=base)
     ref = [0] * WORDS
     axi = AxiManager(dut, "s_axi", dut.axi_signature, rng=rng, stall=stall)
     req = StreamSource(dut.word_req, rng=rng, idle=0.5)
@@ -96,9 +106,9 @@ def test_random_bursts_against_a_model(stall):
     async def bench(ctx):
         clock = Clock(axi, req, rsp, limit=60_000)
         # writes on AXI (words below AXI_WORDS) and on the word port (above) at once
-        writes = [_random_write(rng, ref) for _ in range(60)]
+        writes = [_random_write(rng, ref, base) for _ in range(60)]
         for (addr, beats, burst), _ in writes:
-            axi.write(addr, beats, **burst)
+            axi.write(base + addr, beats, **burst)
         port = []
         for _ in range(40):
             word, d, strb = rng.randrange(AXI_WORDS, WORDS), rng.getrandbits(64), rng.getrandbits(8)
@@ -112,9 +122,9 @@ def test_random_bursts_against_a_model(stall):
         assert all(int(p) == 0 for _, p in rsp.items), f"seed {seed}"
 
         # reads on AXI and on the word port at once, every word checked
-        reads = [_random_read(rng) for _ in range(60)] + [((0, WORDS, {"id": 3}), AxiResp.OKAY)]
+        reads = [_random_read(rng, base) for _ in range(60)] + [((0, WORDS, {"id": 3}), AxiResp.OKAY)]
         for (addr, n, burst), _ in reads:
-            axi.read(addr, n, **burst)
+            axi.read(base + addr, n, **burst)
         probes = [rng.randrange(WORDS) for _ in range(40)]
         for word in probes:
             req.put({"write": 0, "addr": word, "data": 0, "strb": 0})
