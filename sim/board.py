@@ -1,13 +1,25 @@
-"""Bring-up of a board's SerDes lanes from a PC (``docs/board.md``): the lanes' registers
-(:mod:`rtl.board.phy_regs`) in the UART bridge's memory space above the host memory, read and written
-through :class:`sim.uart_bridge.UartBridgeHost`; a pyserial transport for a real board; and a
-command line::
+"""A board seen from a PC (``docs/board.md``): bring-up of its SerDes lanes and the driver's host.
+
+* :class:`PhyLanes`: the lanes' registers (:mod:`rtl.board.phy_regs`) in the UART bridge's memory
+  space above the host memory, read and written through :class:`sim.uart_bridge.UartBridgeHost`.
+* :class:`BoardMemory` and :class:`BoardHost`: the host the driver (:mod:`sim.driver`) runs on, made
+  of the bridge: CPU stores and reads of the NIC's device window, the CPU's accesses of the board's
+  host memory (block RAM at ``HOST_MEMORY_BASE``), an allocator of its pages, and a clock
+  (:class:`WallClock` on a real board, :class:`sim.uart_pins.SimClock` in cocotb).
+* :class:`SerialTransport`: pyserial for a real board; and a command line::
 
     python -m sim.board --port /dev/ttyUSB1 status
     python -m sim.board --port /dev/ttyUSB1 prbs --pattern 31 --seconds 10 [--loopback]
     python -m sim.board --port /dev/ttyUSB1 link
+    python -m sim.board --port /dev/ttyUSB1 --port /dev/ttyUSB3 demo
 
-The same :class:`PhyLanes` runs in simulation on a cocotb UART transport (``sim/uart_pins.py``).
+The same classes run in simulation on a cocotb UART transport (``sim/uart_pins.py``).
+
+The board's host memory map: 64 KiB of block RAM at ``0x1F_1000 .. 0x20_0FFF``.  Its 15 pages below
+2 MB are the allocator's; the page above is the start of the one GAT (base 2 MB, the ATU's GATs are
+2 MB aligned): 512 GATEs, so the driver hands out NLA pages 1..511 only, and a translation of an NLA
+page beyond reads a GATE outside the memory, which the memory answers ``DECERR``: the ATU faults it
+(``MEMORY_ERROR``), never a wrong translation.
 """
 
 import argparse
@@ -16,13 +28,17 @@ import time
 
 from amaranth.lib import data
 
+from boards.ecp5_5g_evn import GAT_BASE, HOST_MEMORY, HOST_MEMORY_BASE
 from rtl.board.phy_regs import STROBES, WORDS_PER_LANE, ControlWord, LaneWords
 
+from .host import DeviceReads
+from .memory import KERNEL, PAGE
 from .uart_bridge import BridgeTransport, UartBridgeHost
 
-__all__ = ["PHY_BASE", "PhyLanes", "SerialTransport", "main"]
+__all__ = ["PHY_BASE", "PhyLanes", "BoardMemory", "BoardHost", "WallClock", "SerialTransport", "board_topology",
+           "main"]
 
-PHY_BASE = 64 * 1024        # bytes: the PHY registers follow the board's 64 KiB of host memory
+PHY_BASE = HOST_MEMORY      # bytes: the PHY registers follow the host memory in the bridge's space
 BAUD = 3_000_000
 
 
@@ -76,6 +92,173 @@ class PhyLanes:
         await self.host.flush()
 
 
+def board_topology():
+    """Two boards as a ring of two (:func:`sim.routing.ring`), cabled lane 0 to lane 0 and lane 1 to
+    lane 1 (``docs/board.md``): board 1 numbers its ports ``+x`` 1, ``-x`` 0."""
+    from .routing import ring
+    return ring(k=2, ports={1: (1, 0)})
+
+
+class BoardMemory:
+    """The driver's allocator of the board's host memory (:class:`sim.memory.HostMemory`'s ``alloc``
+    and ``free``; the data is on the board, reached by :class:`BoardHost`'s ``mem_*``).
+
+    Pages of 4 KiB from ``base`` up to ``gat_base``, first fit; ``alloc(..., huge=True)`` is the GAT
+    (once): its base ``gat_base`` and the ``gat_gates`` GATEs that fit above it.  A page handed out
+    again is zeroed before the next access of the board (:meth:`BoardHost.settle`): the driver expects
+    fresh pages to be zero, as the operating system's are.  ``zeroed``: the memory is known to be all
+    zero (a freshly configured board); otherwise every page is zeroed when first allocated.
+
+    Raises ``MemoryError`` when the pages asked for are not free (how many are), ``ValueError`` for a
+    size that is not positive or a GAT of another size.
+    """
+
+    def __init__(self, *, base=HOST_MEMORY_BASE, size=HOST_MEMORY, gat_base=GAT_BASE, zeroed=False):
+        if base % PAGE or not base < gat_base < base + size:
+            raise ValueError(f"the GAT at {gat_base:#x} must be inside the page-aligned memory at {base:#x}")
+        self.base, self.size, self.gat_base = base, size, gat_base
+        self.gat_gates = (base + size - gat_base) // 8
+        self._owner = [None] * ((gat_base - base) // PAGE)
+        self._gat = None
+        self._dirty = set() if zeroed else set(range(len(self._owner)))
+        self.to_zero = []               # (address, bytes) to zero before the next access
+
+    @property
+    def free_pages(self):
+        return self._owner.count(None)
+
+    def alloc(self, size, *, owner=KERNEL, huge=False, zero=True):
+        if size <= 0:
+            raise ValueError(f"size must be positive, not {size}")
+        if huge:
+            if size != 8 * self.gat_gates:
+                raise ValueError(f"the board's GAT holds {self.gat_gates} GATEs ({8 * self.gat_gates} bytes), "
+                                 f"not {size} bytes")
+            if self._gat is not None:
+                raise MemoryError("the board's host memory holds one GAT, already allocated")
+            self._gat = owner
+            return self.gat_base
+        pages = -(-size // PAGE)
+        run = 0
+        for k, o in enumerate(self._owner):
+            run = run + 1 if o is None else 0
+            if run == pages:
+                first = k - pages + 1
+                for pn in range(first, k + 1):
+                    self._owner[pn] = owner
+                    if zero and pn in self._dirty:
+                        self.to_zero.append((self.base + pn * PAGE, PAGE))
+                    self._dirty.add(pn)
+                return self.base + first * PAGE
+        raise MemoryError(f"{pages} consecutive pages of the board's host memory are not free "
+                          f"({self.free_pages} of {len(self._owner)} pages free)")
+
+    def free(self, base, size):
+        first = (base - self.base) // PAGE
+        for pn in range(first, first + -(-size // PAGE)):
+            if not 0 <= pn < len(self._owner) or self._owner[pn] is None:
+                raise ValueError(f"page {self.base + pn * PAGE:#x} is not allocated")
+            self._owner[pn] = None
+
+    def owner(self, addr):
+        if self.gat_base <= addr < self.base + self.size:
+            return self._gat
+        pn = (addr - self.base) // PAGE
+        return self._owner[pn] if 0 <= pn < len(self._owner) else None
+
+
+class BoardHost(DeviceReads):
+    """The host the driver runs on for one board: ``bridge`` (:class:`UartBridgeHost`), ``clock``
+    (``now()`` in core cycles and ``async cycles(n)``: :class:`WallClock` or
+    :class:`sim.uart_pins.SimClock`) and ``memory`` (:class:`BoardMemory`).
+
+    It offers what the driver uses of :class:`sim.host.HostApi`: ``write``, ``write64``, ``read_raw``
+    (and ``read``, ``read64``), ``mem_read``, ``mem_write``, ``mem_read64``, ``mem_write64`` (host
+    physical addresses inside the board's memory; anything else is a ``ValueError``, never another
+    address of the bridge's space), ``now``, ``cycles``, ``errors`` (posted stores answered with an
+    error) and ``stats``.  Every call first zeroes the pages :class:`BoardMemory` handed out again.
+    """
+
+    def __init__(self, bridge, *, clock, memory=None):
+        self.bridge, self.clock = bridge, clock
+        self.memory = memory or BoardMemory()
+        self.stats = {"cpu_writes": 0, "cpu_reads": 0, "mem_writes": 0, "mem_reads": 0}
+
+    @property
+    def errors(self):
+        return self.bridge.errors
+
+    def now(self):
+        return self.clock.now()
+
+    async def cycles(self, n):
+        await self.clock.cycles(n)
+
+    async def settle(self):
+        """Zero the pages handed out again since the last call."""
+        while self.memory.to_zero:
+            addr, n = self.memory.to_zero.pop(0)
+            await self.bridge.mem_write(self._offset(addr, n), bytes(n))
+
+    def _offset(self, addr, nbytes):
+        m = self.memory
+        if not (m.base <= addr and addr + nbytes <= m.base + m.size):
+            raise ValueError(f"{nbytes} bytes at {addr:#x} are not inside the board's host memory "
+                             f"({m.base:#x} .. {m.base + m.size - 1:#x})")
+        return addr - m.base
+
+    async def write(self, addr, data):
+        await self.settle()
+        self.stats["cpu_writes"] += 1
+        await self.bridge.write(addr, data)
+
+    async def write64(self, addr, value):
+        await self.settle()
+        self.stats["cpu_writes"] += 1
+        await self.bridge.write64(addr, value)
+
+    async def read_raw(self, addr, nwords=1):
+        await self.settle()
+        self.stats["cpu_reads"] += 1
+        return await self.bridge.read_raw(addr, nwords)
+
+    async def mem_read(self, addr, nbytes):
+        await self.settle()
+        self.stats["mem_reads"] += 1
+        return await self.bridge.mem_read(self._offset(addr, nbytes), nbytes)
+
+    async def mem_write(self, addr, data):
+        await self.settle()
+        self.stats["mem_writes"] += 1
+        await self.bridge.mem_write(self._offset(addr, len(data)), data)
+
+    async def mem_read64(self, addr):
+        return int.from_bytes(await self.mem_read(addr, 8), "little")
+
+    async def mem_write64(self, addr, value):
+        await self.mem_write(addr, (value & (1 << 64) - 1).to_bytes(8, "little"))
+
+    async def clear_memory(self):
+        """Zero the whole host memory (a board that ran before) and forget what was handed out."""
+        await self.bridge.mem_write(0, bytes(self.memory.size))
+        await self.bridge.flush()
+        self.memory = BoardMemory(base=self.memory.base, size=self.memory.size, gat_base=self.memory.gat_base,
+                                  zeroed=True)
+
+
+class WallClock:
+    """A real board's time in core cycles of ``mhz``: what the driver's polling and time limits count."""
+
+    def __init__(self, mhz):
+        self.hz = mhz * 1e6
+
+    def now(self):
+        return round(time.monotonic() * self.hz)
+
+    async def cycles(self, n):
+        await asyncio.sleep(n / self.hz)
+
+
 class SerialTransport(BridgeTransport):
     """The board's UART through pyserial (the FT2232H's second port, ``/dev/ttyUSB1`` on Linux)."""
 
@@ -100,10 +283,20 @@ def _print_status(lane, s):
           f"prbs {s['rx_prbs_errors']} errors / {s['rx_prbs_words']} words")
 
 
-async def _run(args):
-    host = UartBridgeHost(SerialTransport(args.port, baud=args.baud), mem_size=2 * PHY_BASE)
+async def _bridge(port, baud):
+    host = UartBridgeHost(SerialTransport(port, baud=baud), mem_size=2 * PHY_BASE)
     await host.resync()
-    lanes = PhyLanes(host)
+    return host
+
+
+async def _run(args):
+    for port in args.port:
+        if len(args.port) > 1:
+            print(f"{port}:")
+        await _lanes(args, PhyLanes(await _bridge(port, args.baud)))
+
+
+async def _lanes(args, lanes):
     if args.command in ("prbs", "link"):
         for lane in range(lanes.lanes):
             await lanes.control(lane, mode=int(args.command == "prbs"),
@@ -121,10 +314,45 @@ async def _run(args):
             print(f"lane {lane}: bit error rate <= {max(s['rx_prbs_errors'], 1) / (16 * s['rx_prbs_words']):.2e}")
 
 
+async def _demo(args):
+    """``make demo BOARD=...``: :func:`sim.demo.scenario` on two boards, board ``n`` on ``--port`` ``n``."""
+    from boards.ecp5_5g_evn import CONFIG
+    from rtl.config import load
+    from sim.demo import Steps, print_steps, scenario
+    from sim.driver.nic import Nic
+
+    if len(args.port) != 2:
+        raise SystemExit(f"demo needs two --port (board 0's and board 1's UART), not {len(args.port)}")
+    cfg, hosts = load(CONFIG), []
+    for port in args.port:
+        bridge = await _bridge(port, args.baud)
+        lanes = PhyLanes(bridge)
+        for lane in range(lanes.lanes):
+            await lanes.control(lane, mode=0, loopback=0)
+        host = BoardHost(bridge, clock=WallClock(args.core_mhz))
+        await host.clear_memory()
+        hosts.append(host)
+    await asyncio.sleep(0.1)
+    for port, host in zip(args.port, hosts, strict=True):
+        for lane in range(2):
+            s = await PhyLanes(host.bridge).status(lane)
+            if not (s["tx_ready"] and s["rx_ready"]):
+                raise SystemExit(f"{port}: lane {lane} is not up ({s}); see docs/board.md, bring-up")
+    nics = [Nic(h, cfg, node=n, topology=board_topology()) for n, h in enumerate(hosts)]
+    log = Steps(period_ns=1000 / args.core_mhz)
+    await scenario(nics, log, hosts[0].now, lock_vpids=3)
+    print(f"times: from the first CPU store to the result, {args.core_mhz} MHz cycles of wall-clock time "
+          f"(the UART's operations included)\n")
+    print_steps(log.records)
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="SerDes bring-up of the ECP5-5G board over its UART")
-    ap.add_argument("--port", required=True)
+    from boards.ecp5_5g_evn import CORE_MHZ
+
+    ap = argparse.ArgumentParser(description="The ECP5-5G boards over their UARTs: SerDes bring-up, the demo")
+    ap.add_argument("--port", action="append", required=True, help="a board's UART (repeat for more boards)")
     ap.add_argument("--baud", type=int, default=BAUD)
+    ap.add_argument("--core-mhz", type=float, default=CORE_MHZ, help="the bitstream's core clock")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("status", help="every lane's state and counters")
     p = sub.add_parser("prbs", help="PRBS on every lane, then its error count")
@@ -132,7 +360,9 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--loopback", action="store_true", help="the SerDes' internal loopback")
     sub.add_parser("link", help="every lane back to the link port's flits")
-    asyncio.run(_run(ap.parse_args(argv)))
+    sub.add_parser("demo", help="make demo's steps through the driver on two boards (two --port)")
+    args = ap.parse_args(argv)
+    asyncio.run(_demo(args) if args.command == "demo" else _run(args))
 
 
 if __name__ == "__main__":

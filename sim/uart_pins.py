@@ -1,15 +1,17 @@
 """A PC's UART on a DUT's pins in cocotb (8N1, ``divisor`` clock cycles per bit): the bus model of a
 board top's UART, and a :class:`sim.uart_bridge.BridgeTransport` so that
-:class:`~sim.uart_bridge.UartBridgeHost` runs on the simulated board as on a real one."""
+:class:`~sim.uart_bridge.UartBridgeHost` runs on the simulated board as on a real one; and
+:class:`SimClock`, the clock of :class:`sim.board.BoardHost` in simulation."""
 
 from collections import deque
 
 import cocotb
 from cocotb.triggers import ClockCycles, Event, FallingEdge, ReadOnly
+from cocotb.utils import get_sim_time
 
 from .uart_bridge import BridgeTransport
 
-__all__ = ["UartPins"]
+__all__ = ["UartPins", "SimClock"]
 
 
 class UartPins(BridgeTransport):
@@ -71,3 +73,16 @@ class UartPins(BridgeTransport):
             if waited > self.timeout:
                 raise TimeoutError(f"{len(out)} of {n} bytes from the DUT in {self.timeout} cycles")
         return bytes(out)
+
+
+class SimClock:
+    """Simulated time in cycles of ``clk`` (period ``period_ns``): ``now()`` and ``async cycles(n)``."""
+
+    def __init__(self, clk, period_ns):
+        self.clk, self.period_ns = clk, period_ns
+
+    def now(self):
+        return int(get_sim_time("ns") / self.period_ns + 1e-6)
+
+    async def cycles(self, n):
+        await ClockCycles(self.clk, max(1, n))

@@ -11,6 +11,9 @@ configuration, so an unknown key is an error there too.
   another configuration file if given (``configs/phit32.toml`` for the 32-bit-phit NIC);
   :func:`system_config` adds link ports and route-table entries, :func:`ring_config` is the ring of
   ``bench/system.py``'s 8-node simulation-speed run;
+* :func:`board_config`: :func:`nic_config` (or :func:`record_config`) under ``configs/test_phy.toml``
+  with two link ports, the NIC of two simulated board tops (:class:`sim.tops.evn_pair.EvnPair`,
+  ``tests/boards``, ``bench/board.py``);
 * :func:`record_config`: ``configs/test_record.toml``, the configuration of record (the default NIC
   that ``make report UNIT=nic`` synthesizes) with only its tables shrunk (``bench/system.py --record``).
 """
@@ -18,7 +21,7 @@ configuration, so an unknown key is an error there too.
 from rtl.config import ROOT, load
 
 __all__ = ["atu_config", "rma_config", "velo_config", "nic_config", "system_config", "ring_config",
-           "record_config"]
+           "board_config", "record_config"]
 
 CONFIGS = ROOT / "configs"
 
@@ -59,6 +62,15 @@ def system_config(link_ports, nodes=4):
 def ring_config(nodes=8):
     """:func:`system_config` of a ring of ``nodes`` nodes (two link ports)."""
     return system_config(2, max(nodes, 4))
+
+
+def board_config(record=False):
+    """The simulated boards' NIC: :func:`nic_config` (``record``: :func:`record_config`, the board's NIC
+    with only its tables shrunk) with ``configs/test_phy.toml`` (the idle gap and the 80 MHz core of
+    ``configs/board_evn.toml``) and the board's two link ports."""
+    cfg = (record_config if record else nic_config)(CONFIGS / "test_phy.toml")
+    cfg["xbar"]["link_ports"] = cfg["regs"]["link_ports"] = 2
+    return cfg
 
 
 def record_config(overlay=None):

@@ -31,6 +31,11 @@ class EvnPair(wiring.Component):
         Wrong bytes at board ``a``'s / ``b``'s receivers (per word, times 2**32), every lane.
     a_cut, b_cut : In(2)
         Per lane: the cable into board ``a`` / ``b`` is cut.
+    a_store, b_store : Out(1)
+        NIC variant: a CPU store enters board ``a``'s / ``b``'s NIC (the AW handshake on its ``s_axi``).
+    a_dma_write, b_dma_write : Out(1)
+        NIC variant: the NIC writes host memory (the AW handshake on its ``m_axi``).  With the stores,
+        the probes of a latency between two board tops without the UART.
     """
 
     def __init__(self, make_core):
@@ -39,7 +44,8 @@ class EvnPair(wiring.Component):
         members = {}
         for x in "ab":
             members.update({f"{x}_uart_rx": In(1, init=1), f"{x}_uart_tx": Out(1), f"{x}_leds": Out(8),
-                            f"{x}_error_rate": In(32), f"{x}_cut": In(self.lanes)})
+                            f"{x}_error_rate": In(32), f"{x}_cut": In(self.lanes), f"{x}_store": Out(1),
+                            f"{x}_dma_write": Out(1)})
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -57,6 +63,10 @@ class EvnPair(wiring.Component):
             core = cores[x]
             m.d.comb += [core.uart_rx.eq(getattr(self, f"{x}_uart_rx")),
                          getattr(self, f"{x}_uart_tx").eq(core.uart_tx), getattr(self, f"{x}_leds").eq(core.leds)]
+            if core.nic is not None:        # probes: read-only taps of the NIC's AXI ports
+                nic = core.nic
+                m.d.comb += [getattr(self, f"{x}_store").eq(nic.s_axi_awvalid & nic.s_axi_awready),
+                             getattr(self, f"{x}_dma_write").eq(nic.m_axi_awvalid & nic.m_axi_awready)]
             for i in range(self.lanes):
                 dcu = dcus[x, i]
                 wiring.connect(m, dcu.lane, core.lanes[i])

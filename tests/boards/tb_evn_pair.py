@@ -1,20 +1,36 @@
-"""cocotb: two board designs (the bring-up variant of boards/ecp5_5g_evn.py) on DCU models, driven
-only through their UARTs by sim.board.PhyLanes over sim.uart_bridge.UartBridgeHost, as a PC drives
-the real boards.  Board a's core runs at 12.5 ns, b's at 12.52 ns, the word clocks at 10 and 10.01 ns.
+"""cocotb: two board designs (boards/ecp5_5g_evn.py) on DCU models, driven only through their UARTs
+over sim.uart_bridge.UartBridgeHost, as a PC drives the real boards.  Board a's core runs at 12.5 ns,
+b's at 12.52 ns, the word clocks at 10 and 10.01 ns.
 
-``bring_up``: both boards' lanes come up (status over the UART, LEDs), PRBS31 and PRBS7 run both
-ways without an error, wrong bytes on b's lines show as counted bit errors at b only, internal
-loopback on one lane of a, a cut cable into b counts a retry and relocks.
+``bring_up`` (bring-up variant, sim.board.PhyLanes): both boards' lanes come up (status over the
+UART, LEDs), PRBS31 and PRBS7 run both ways without an error, wrong bytes on b's lines show as
+counted bit errors at b only, internal loopback on one lane of a, a cut cable into b counts a retry
+and relocks.
+
+``nic_demo`` (NIC variant): the unchanged driver (sim.driver) on sim.board.BoardHost runs make demo's
+steps (sim.demo.scenario: init, VELO both ways, put, get, lock) between the boards; then VELO
+messages both ways, two of them sent into cables of lane 0 cut for 600 cycles (the receive sides
+lose lock and relock): every message arrives once and in order, the link ports' retransmission hides
+the loss (a cut of more than some 2,000 cycles ends in the link-error state instead, which needs
+``retrain``: tests/phy).
 """
 
-import cocotb
-from cocotb.triggers import ClockCycles
+import json
+import random
 
-from sim.board import PhyLanes
+import cocotb
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
+
+from sim.board import BoardHost, BoardMemory, PhyLanes, board_topology
 from sim.clock import start_clock
+from sim.demo import Steps, scenario
+from sim.driver.nic import Nic
 from sim.runner import tb_params, tb_seed
+from sim.tops.configs import board_config
 from sim.uart_bridge import UartBridgeHost
-from sim.uart_pins import UartPins
+from sim.uart_pins import SimClock, UartPins
+from tests.nic.harness import link_counters
 
 PERIODS = {"clk": 12.5, "core_b_clk": 12.52, "line_a_clk": 10.0, "line_b_clk": 10.01}
 
@@ -35,6 +51,15 @@ async def _boards(dut, divisor):
         host = UartBridgeHost(pins, mem_size=128 * 1024)
         boards[x] = PhyLanes(host)
     return boards
+
+
+async def _lanes_up(dut, boards, timeout=20000):
+    for _ in range(timeout // 500):
+        s = [await b.status(lane) for b in boards.values() for lane in range(b.lanes)]
+        if all(v["tx_ready"] and v["rx_ready"] for v in s):
+            return
+        await ClockCycles(dut.clk, 500)
+    raise AssertionError(f"lanes not up in {timeout} cycles: {s}")
 
 
 async def _all(boards, fn):
@@ -93,3 +118,86 @@ async def bring_up(dut):
     await ClockCycles(dut.clk, 2000)
     v = await boards["b"].status(0)
     assert v["rx_retries"] > before and v["rx_ready"], v
+
+
+async def _handshakes(signal, clk, out):
+    """Append the time (ns) of every cycle ``signal`` is high at a rising edge of ``clk``."""
+    while True:
+        await RisingEdge(signal)
+        await ReadOnly()
+        while int(signal.value):
+            out.append(get_sim_time("ns"))
+            await RisingEdge(clk)
+            await ReadOnly()
+
+
+@cocotb.test()
+async def nic_demo(dut):
+    prm = tb_params()
+    seed = tb_seed()
+    dut._log.info(f"seed {seed}")
+    rng = random.Random(seed)
+    boards = await _boards(dut, prm.get("divisor", 8))
+    await _lanes_up(dut, boards)
+    cfg, topo = board_config(record=prm.get("config") == "record"), board_topology()
+    clocks = (SimClock(dut.clk, PERIODS["clk"]), SimClock(dut.core_b_clk, PERIODS["core_b_clk"]))
+    hosts = [BoardHost(b.host, clock=c, memory=BoardMemory(zeroed=True))
+             for b, c in zip(boards.values(), clocks, strict=True)]
+    nics = [Nic(h, cfg, node=n, topology=topo, revision=(0, False)) for n, h in enumerate(hosts)]
+    log = Steps(period_ns=PERIODS["clk"])
+    await scenario(nics, log, clocks[0].now, lock_vpids=3)
+    for r in log.records:
+        dut._log.info(f"{r['step']:30} {r['cycles']!s:>8} {r['ns']!s:>10}  {r['detail']}")
+
+    # VELO 8 B from a to b, NIC to NIC: the store entering a's NIC to b's NIC writing the slot
+    a_ns, b_ns = [], []
+    watch = [cocotb.start_soon(_handshakes(dut.a_store, dut.clk, a_ns)),
+             cocotb.start_soon(_handshakes(dut.b_dma_write, dut.core_b_clk, b_ns))]
+    halves = []
+    for _ in range(prm.get("latency_runs", 3)):
+        a_ns.clear()
+        b_ns.clear()
+        await nics[0].velo.ports[1].send(1, 1, bytes(8))
+        await nics[1].velo.ports[1].recv(timeout_cycles=400)
+        halves.append(b_ns[0] - a_ns[0])
+    for w in watch:
+        w.cancel()
+    dut._log.info(f"VELO 8 B a -> b, the store at a's NIC to the slot write at b's: {halves} ns")
+    assert all(300 < h < 2000 for h in halves), halves      # no retransmission, no stall on the way
+
+    # VELO both ways while lane 0's cables are cut for a while: nothing lost, nothing twice
+    ports = [nic.velo.ports[1] for nic in nics]
+    before = [await link_counters(nic) for nic in nics]
+    sent = {0: [], 1: []}
+    for k in range(12):
+        src = k % 2
+        payload = rng.randbytes(8 * rng.randrange(1, 5))
+        await ports[src].send(1 - src, 1, payload, mtt=k % 4)
+        sent[1 - src].append(payload)
+        if k in (3, 4):         # the messages on the line when the cables go; the cut shorter than
+            dut.a_cut.value = dut.b_cut.value = 0b01    # the link ports' way to the link-error state
+            await ClockCycles(dut.clk, prm.get("cut_cycles", 600))
+            dut.a_cut.value = dut.b_cut.value = 0
+    for dst in (0, 1):
+        got = []
+        for _ in sent[dst]:
+            try:
+                got.append((await ports[dst].recv(timeout_cycles=400)).payload)     # 100 polls over the UART
+            except TimeoutError:
+                links = [await link_counters(nic) for nic in nics]
+                lanes = {(x, lane): await b.status(lane) for x, b in boards.items() for lane in range(2)}
+                raise AssertionError(f"node {dst}: {len(got)} of {len(sent[dst])} messages; links before "
+                                     f"{before}, now {links}; lanes {lanes}") from None
+        assert got == sent[dst], (dst, got, sent[dst])
+        assert (await ports[dst].poll()) is None, f"node {dst}: a message arrived twice"
+    links = [await link_counters(nic) for nic in nics]
+    dut._log.info(f"link counters before the cut {before}, after {links}")
+    assert any(links[n][0]["retransmissions"] > before[n][0]["retransmissions"] for n in (0, 1)), links
+    assert all(links[n][p]["link_errors"] == before[n][p]["link_errors"] for n in (0, 1) for p in (0, 1)), links
+    for n, nic in enumerate(nics):
+        c = await nic.velo.counters()
+        assert c["discarded"] == c["rejected"] == c["dropped"] == 0, (n, c)
+        assert not nic.host.errors, nic.host.errors[:5]
+    if "out" in prm:
+        with open(prm["out"], "w") as f:
+            json.dump({"steps": log.records, "velo_8B_nic_to_nic_ns": halves, "seed": seed}, f)

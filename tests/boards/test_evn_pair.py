@@ -4,6 +4,7 @@ import pytest
 
 from boards.ecp5_5g_evn import EvnCore
 from sim.runner import run_cocotb
+from sim.tops.configs import board_config
 from sim.tops.evn_pair import EvnPair
 
 PHY = dict(reset_pulse=8, lock_stable=64, lock_timeout=1 << 12)
@@ -12,4 +13,15 @@ PHY = dict(reset_pulse=8, lock_stable=64, lock_timeout=1 << 12)
 @pytest.mark.cocotb
 def test_bring_up_over_uart():
     pair = EvnPair(lambda: EvnCore(variant="bringup", divisor=8, phy_params=PHY))
-    run_cocotb(pair, name="evn_pair_bringup", test_module="tests.boards.tb_evn_pair", params=dict(divisor=8))
+    run_cocotb(pair, name="evn_pair_bringup", test_module="tests.boards.tb_evn_pair", testcase="bring_up",
+               params=dict(divisor=8))
+
+
+@pytest.mark.cocotb
+def test_nic_demo_over_uart():
+    """Two board tops with the NIC (``board_config``), the demo through the driver on each board's
+    UART, and VELO traffic across a lane that is cut for a while."""
+    cfg = board_config()
+    pair = EvnPair(lambda: EvnCore(variant="nic", cfg=cfg, divisor=8, phy_params=PHY, revision=(0, False)))
+    run_cocotb(pair, name="evn_pair_nic", test_module="tests.boards.tb_evn_pair", testcase="nic_demo",
+               params=dict(divisor=8))
