@@ -51,6 +51,19 @@ def _phit_output(m, width, crc, emit_crc, header, sof, body, phit):
     return out_phit, out_ctl
 
 
+def _gap_done(m, idle_gap, idle):
+    """Whether a flit may start: after ``idle_gap`` cycles of ``idle`` (IDLE phits: rate matching for
+    a PHY, ``docs/link.md``); always with no gap."""
+    if not idle_gap:
+        return 1
+    quiet = Signal(range(idle_gap))     # cycles idle since the last flit, saturating
+    with m.If(~idle):
+        m.d.sync += quiet.eq(0)
+    with m.Elif(quiet != idle_gap - 1):
+        m.d.sync += quiet.eq(quiet + 1)
+    return idle & (quiet == idle_gap - 1)
+
+
 def _headers(m, p, *, expected, nak, freed):
     """The data flit header (``vc`` and ``seq`` to be driven) and the control flit header."""
     d_hdr = p.data_header(Signal(p.data_header.size, name="d_hdr"))
@@ -141,15 +154,7 @@ class LinkTxFramer(wiring.Component):
         cur_first = Signal()            # the flit in progress is the first of a replay
         in_first = (kind == _REPLAY) & cur_first & (state != _IDLE)
         since_ctrl = Signal(range(CTRL_EVERY + 1))
-        # every flit starts after idle_gap cycles in _IDLE (IDLE phits: rate matching for a PHY)
-        gap_done = 1
-        if p.idle_gap:
-            quiet = Signal(range(p.idle_gap))   # cycles in _IDLE since the last flit, saturating
-            with m.If(state != _IDLE):
-                m.d.sync += quiet.eq(0)
-            with m.Elif(quiet != p.idle_gap - 1):
-                m.d.sync += quiet.eq(quiet + 1)
-            gap_done = (state == _IDLE) & (quiet == p.idle_gap - 1)
+        gap_done = _gap_done(m, p.idle_gap, state == _IDLE)
         credit_ok = cr.credit_ok
         # The flit choice reads replay_active a cycle late (replay_seen; timing: the sequence compare is
         # off the path into the flit header).  That is exact whenever a replay flit may start: it starts

@@ -7,13 +7,15 @@ The coroutines :func:`stream_put` and :func:`stream_get` move one item each; the
 and check the stream rules.
 """
 
+import os
+import random
 from collections import deque
 
 from amaranth.sim import Simulator
 
 from .clock import Clocked
 
-__all__ = ["stream_put", "stream_get", "run_sim", "StreamSource", "StreamSink"]
+__all__ = ["stream_put", "stream_get", "run_sim", "random_seed", "StreamSource", "StreamSink"]
 
 _NONE = object()        # no item (``None`` may be a payload)
 
@@ -37,6 +39,13 @@ async def stream_get(ctx, stream, *, rng=None, idle=0.0):
     payload, = await ctx.tick().sample(stream.payload).until(stream.valid)
     ctx.set(stream.ready, 0)
     return payload
+
+
+def random_seed():
+    """A random test's seed: ``$SEED`` if set (a replay), else a random one; printed either way."""
+    seed = int(os.environ.get("SEED", random.randrange(1 << 32)))
+    print(f"seed {seed}")
+    return seed
 
 
 def run_sim(dut, *testbenches, monitors=()):

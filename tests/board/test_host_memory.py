@@ -3,33 +3,18 @@
 word port beside it, and the error responses (out of range, unsupported bursts, misplaced WLAST) that
 write nothing and are counted."""
 
-import os
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from rtl.board import HostMemory
 from rtl.common.axi import AxiBurst, AxiResp
-from sim.amsim import Clock, StreamSink, StreamSource
+from sim.amsim import Clock, StreamSink, StreamSource, random_seed, run_sim
 from sim.amsim.board import AxiManager
 
 SIZE = 1024
 WORDS = SIZE // 8
 AXI_WORDS = 96          # the AXI writes stay below this word; the word port writes above it
-
-
-def _seed():
-    seed = int(os.environ.get("SEED", random.randrange(1 << 32)))
-    print(f"seed {seed}")
-    return seed
-
-
-def _run(dut, bench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
 
 
 def test_parameter_messages():
@@ -95,7 +80,7 @@ def _random_read(rng, base):
 @pytest.mark.parametrize("stall,base", [(0.0, 0), (0.4, 0), (0.4, 0x20_0000 - 0x300)])
 def test_random_bursts_against_a_model(stall, base):
     """``base``: the memory at an address that is not a multiple of its size (as on the board)."""
-    seed = _seed()
+    seed = random_seed()
     rng = random.Random(seed)
     dut = HostMemory(size=SIZE, base=base)
     ref = [0] * WORDS
@@ -143,7 +128,7 @@ def test_random_bursts_against_a_model(stall, base):
         assert ctx.get(dut.write_errors) == sum(e != AxiResp.OKAY for _, e in writes), f"seed {seed}"
         assert ctx.get(dut.read_errors) == sum(e != AxiResp.OKAY for _, e in reads), f"seed {seed}"
 
-    _run(dut, bench)
+    run_sim(dut, bench)
 
 
 def _read_all(ctx, dut):
@@ -178,7 +163,7 @@ def test_errors_write_nothing_and_a_misplaced_wlast_is_slverr():
         words = await _read_all(ctx, dut)(clock, req, rsp)
         assert words == [0] * 8 + [2**64 - 1] * 4 + [0] * (WORDS - 12)
 
-    _run(dut, bench)
+    run_sim(dut, bench)
 
 
 def test_a_read_burst_streams_one_beat_per_cycle():
@@ -195,4 +180,4 @@ def test_a_read_burst_streams_one_beat_per_cycle():
         assert cycles[63] - cycles[0] == 63 and cycles[127] - cycles[64] == 63
         assert cycles[64] - cycles[63] <= 4            # the next burst: AR, first read, first beat
 
-    _run(dut, bench)
+    run_sim(dut, bench)

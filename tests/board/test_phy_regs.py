@@ -7,7 +7,6 @@ the ``PhyControl``/``PhyStatus`` structs checked against :class:`rtl.phy.SerdesP
 Replay a random run with ``SEED=<seed> pytest tests/board/test_phy_regs.py``."""
 
 import functools
-import os
 import random
 
 import pytest
@@ -17,14 +16,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.board.phy_regs import LEVELS, STROBES, WORDS_PER_LANE, PhyControl, PhyRegs, PhyStatus, register_table
 from rtl.phy import PhyMode, PrbsPattern, RxCounters, SerdesPhy, TxCounters
-from sim.amsim import Clock, Clocked, StreamSink, StreamSource, run_sim
-
-
-def _seed():
-    seed = int(os.environ.get("SEED", random.randrange(1 << 32)))
-    print(f"seed {seed}")
-    return seed
-
+from sim.amsim import Clock, Clocked, StreamSink, StreamSource, random_seed, run_sim
 
 # --- the structs against SerdesPhy ----------------------------------------------------------------------
 
@@ -276,7 +268,7 @@ def _random_request(rng, lanes, word_bits):
 @pytest.mark.parametrize("lanes,word_bits,idle,stall", [
     (1, 6, 0.0, 0.0), (2, 7, 0.3, 0.4), (3, 8, 0.5, 0.2), (4, 8, 0.2, 0.6)])
 def test_random_accesses_against_a_model(lanes, word_bits, idle, stall):
-    seed = _seed()
+    seed = random_seed()
     rng = random.Random(seed)
     dut = PhyRegs(lanes=lanes, word_bits=word_bits)
     status = StatusDriver(dut, rng=rng, change=0.3)

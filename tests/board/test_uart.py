@@ -2,29 +2,14 @@
 """UartRx and UartTx: a transmitter into a receiver with random bytes and gaps, both checked at the pin
 against a Python UART; framing errors, start-bit glitches and overruns have their defined outcomes."""
 
-import os
 import random
 
 import pytest
 from amaranth.hdl import Module
-from amaranth.sim import Simulator
 
 from rtl.board import UartRx, UartTx
-from sim.amsim import Clock, StreamSink, StreamSource
+from sim.amsim import Clock, StreamSink, StreamSource, random_seed, run_sim
 from sim.amsim.board import UartPin
-
-
-def _seed():
-    seed = int(os.environ.get("SEED", random.randrange(1 << 32)))
-    print(f"seed {seed}")
-    return seed
-
-
-def _run(dut, bench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
 
 
 @pytest.mark.parametrize("cls", [UartRx, UartTx])
@@ -37,7 +22,7 @@ def test_divisor_messages(cls):
 
 @pytest.mark.parametrize("divisor", [4, 5, 8])
 def test_tx_to_rx_random_bytes_and_gaps(divisor):
-    seed = _seed()
+    seed = random_seed()
     rng = random.Random(seed)
     m = Module()
     m.submodules.tx = tx = UartTx(divisor=divisor)
@@ -59,7 +44,7 @@ def test_tx_to_rx_random_bytes_and_gaps(divisor):
         assert pin.received == sent and pin.frame_errors == 0, f"seed {seed}"
         assert (ctx.get(rx.frame_errors), ctx.get(rx.overruns), ctx.get(rx.glitches)) == (0, 0, 0), f"seed {seed}"
 
-    _run(m, bench)
+    run_sim(m, bench)
 
 
 def test_back_to_back_bytes_take_ten_bit_times():
@@ -79,11 +64,11 @@ def test_back_to_back_bytes_take_ten_bit_times():
         assert [b - a for a, b in zip(starts, starts[1:], strict=False)] == [10 * divisor] * 2
         assert pin.received == [0x00, 0xFF, 0x55]
 
-    _run(tx, bench)
+    run_sim(tx, bench)
 
 
 def test_framing_errors_are_counted_and_dropped():
-    seed = _seed()
+    seed = random_seed()
     rng = random.Random(seed)
     divisor = 5
     rx = UartRx(divisor=divisor)
@@ -111,7 +96,7 @@ def test_framing_errors_are_counted_and_dropped():
         assert ctx.get(rx.frame_errors) == bad == strobes, f"seed {seed}"
         assert ctx.get(rx.overruns) == 0
 
-    _run(rx, bench)
+    run_sim(rx, bench)
 
 
 def test_a_break_counts_once_and_the_next_byte_is_received():
@@ -130,12 +115,12 @@ def test_a_break_counts_once_and_the_next_byte_is_received():
         assert [int(p) for _, p in sink.items] == [0xA5]
         assert ctx.get(rx.frame_errors) == 1
 
-    _run(rx, bench)
+    run_sim(rx, bench)
 
 
 @pytest.mark.parametrize("divisor", [4, 8])
 def test_start_bit_glitches_are_rejected(divisor):
-    seed = _seed()
+    seed = random_seed()
     rng = random.Random(seed)
     rx = UartRx(divisor=divisor)
     pin = UartPin(divisor=divisor, rx=rx.rx)
@@ -161,7 +146,7 @@ def test_start_bit_glitches_are_rejected(divisor):
         assert ctx.get(rx.glitches) == glitches, f"seed {seed}"
         assert ctx.get(rx.frame_errors) == 0, f"seed {seed}"
 
-    _run(rx, bench)
+    run_sim(rx, bench)
 
 
 def test_a_byte_not_taken_in_time_is_an_overrun():
@@ -179,4 +164,4 @@ def test_a_byte_not_taken_in_time_is_an_overrun():
         assert ctx.get(rx.o.valid) and ctx.get(rx.o.payload) == 0x11     # the first byte waits, intact
         assert ctx.get(rx.overruns) == 2
 
-    _run(rx, bench)
+    run_sim(rx, bench)
