@@ -126,9 +126,10 @@ async def scenario(nics, log, now, *, lock_vpids=None):
     t0 = now()
     await rma[0].get(1, vpid, regions[0].nla + 4096, regions[1].nla, 256, notify=(0, 1, 0))
     n = await rma[0].wait(lambda n: n["cls"] == Cls.COMPLETER.value, poll_cycles=1)
+    t_get = now() - t0          # before the check: a board reads its memory over the UART
     assert (n["command"], n["error"]) == (RmaCommand.GET.value, 0), n
     assert await hosts[0].mem_read(regions[0].phys + 4096, 256) == src, "get: node 0 memory differs"
-    log.add("RMA get 0 <- 1 (256 B)", now() - t0, "node 0's completer notification: the 256 bytes are in node 0's "
+    log.add("RMA get 0 <- 1 (256 B)", t_get, "node 0's completer notification: the 256 bytes are in node 0's "
             "memory")
 
     # 5. lock 7 of node 1 (FCAA): take, fail, release
