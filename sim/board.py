@@ -36,7 +36,7 @@ from .memory import KERNEL, PAGE
 from .uart_bridge import BridgeTransport, UartBridgeHost
 
 __all__ = ["PHY_BASE", "PhyLanes", "BoardMemory", "BoardHost", "WallClock", "SerialTransport", "board_topology",
-           "main"]
+           "board_demo", "main"]
 
 PHY_BASE = HOST_MEMORY      # bytes: the PHY registers follow the host memory in the bridge's space
 BAUD = 3_000_000
@@ -314,33 +314,52 @@ async def _lanes(args, lanes):
             print(f"lane {lane}: bit error rate <= {max(s['rx_prbs_errors'], 1) / (16 * s['rx_prbs_words']):.2e}")
 
 
-async def _demo(args):
-    """``make demo BOARD=...``: :func:`sim.demo.scenario` on two boards, board ``n`` on ``--port`` ``n``."""
-    from boards.ecp5_5g_evn import CONFIG
-    from rtl.config import load
-    from sim.demo import Steps, print_steps, scenario
+async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=True, settle=None):
+    """:func:`sim.demo.scenario` on two boards: ``bridges`` (:class:`UartBridgeHost`, board ``n`` is
+    node ``n``), ``clocks`` (one per board: :class:`WallClock` or :class:`sim.uart_pins.SimClock`),
+    ``cfg`` the bitstream's NIC configuration.  Puts both lanes of each board in link mode, zeroes its
+    host memory (``clear``; a freshly configured board's is zero already), waits ``settle()`` (an
+    awaitable factory) and checks that every lane is up (``RuntimeError`` naming the lane if not),
+    then runs the steps through the driver.  Returns the steps (:class:`sim.demo.Steps`)."""
+    from sim.demo import Steps, scenario
     from sim.driver.nic import Nic
 
-    if len(args.port) != 2:
-        raise SystemExit(f"demo needs two --port (board 0's and board 1's UART), not {len(args.port)}")
-    cfg, hosts = load(CONFIG), []
-    for port in args.port:
-        bridge = await _bridge(port, args.baud)
+    hosts = []
+    for bridge, clock in zip(bridges, clocks, strict=True):
         lanes = PhyLanes(bridge)
         for lane in range(lanes.lanes):
             await lanes.control(lane, mode=0, loopback=0)
-        host = BoardHost(bridge, clock=WallClock(args.core_mhz))
-        await host.clear_memory()
+        host = BoardHost(bridge, clock=clock, memory=BoardMemory(zeroed=not clear))
+        if clear:
+            await host.clear_memory()
         hosts.append(host)
-    await asyncio.sleep(0.1)
-    for port, host in zip(args.port, hosts, strict=True):
+    if settle is not None:
+        await settle()
+    for n, host in enumerate(hosts):
         for lane in range(2):
             s = await PhyLanes(host.bridge).status(lane)
             if not (s["tx_ready"] and s["rx_ready"]):
-                raise SystemExit(f"{port}: lane {lane} is not up ({s}); see docs/board.md, bring-up")
-    nics = [Nic(h, cfg, node=n, topology=board_topology()) for n, h in enumerate(hosts)]
-    log = Steps(period_ns=1000 / args.core_mhz)
+                raise RuntimeError(f"board {n}: lane {lane} is not up ({s}); see docs/board.md, bring-up")
+    nics = [Nic(h, cfg, node=n, topology=board_topology(), revision=revision) for n, h in enumerate(hosts)]
+    log = Steps(period_ns=period_ns)
     await scenario(nics, log, hosts[0].now, lock_vpids=3)
+    return log, nics
+
+
+async def _demo(args):
+    """``make demo BOARD=...``: :func:`board_demo` on two boards, board ``n`` on ``--port`` ``n``."""
+    from boards.ecp5_5g_evn import CONFIG
+    from rtl.config import load
+    from sim.demo import print_steps
+
+    if len(args.port) != 2:
+        raise SystemExit(f"demo needs two --port (board 0's and board 1's UART), not {len(args.port)}")
+    bridges = [await _bridge(port, args.baud) for port in args.port]
+    try:
+        log, _ = await board_demo(bridges, [WallClock(args.core_mhz)] * 2, load(CONFIG),
+                                  period_ns=1000 / args.core_mhz, settle=lambda: asyncio.sleep(0.1))
+    except RuntimeError as e:
+        raise SystemExit(str(e)) from None
     print(f"times: from the first CPU store to the result, {args.core_mhz} MHz cycles of wall-clock time "
           f"(the UART's operations included)\n")
     print_steps(log.records)

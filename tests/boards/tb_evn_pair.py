@@ -22,10 +22,8 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
-from sim.board import BoardHost, BoardMemory, PhyLanes, board_topology
+from sim.board import PhyLanes, board_demo
 from sim.clock import start_clock
-from sim.demo import Steps, scenario
-from sim.driver.nic import Nic
 from sim.runner import tb_params, tb_seed
 from sim.tops.configs import board_config
 from sim.uart_bridge import UartBridgeHost
@@ -139,13 +137,11 @@ async def nic_demo(dut):
     rng = random.Random(seed)
     boards = await _boards(dut, prm.get("divisor", 8))
     await _lanes_up(dut, boards)
-    cfg, topo = board_config(record=prm.get("config") == "record"), board_topology()
+    cfg = board_config(record=prm.get("config") == "record")
     clocks = (SimClock(dut.clk, PERIODS["clk"]), SimClock(dut.core_b_clk, PERIODS["core_b_clk"]))
-    hosts = [BoardHost(b.host, clock=c, memory=BoardMemory(zeroed=True))
-             for b, c in zip(boards.values(), clocks, strict=True)]
-    nics = [Nic(h, cfg, node=n, topology=topo, revision=(0, False)) for n, h in enumerate(hosts)]
-    log = Steps(period_ns=PERIODS["clk"])
-    await scenario(nics, log, clocks[0].now, lock_vpids=3)
+    # make demo BOARD=...'s path: link mode, lanes checked, the steps through the driver on BoardHost
+    log, nics = await board_demo([b.host for b in boards.values()], clocks, cfg, period_ns=PERIODS["clk"],
+                                 revision=(0, False), clear=False)
     for r in log.records:
         dut._log.info(f"{r['step']:30} {r['cycles']!s:>8} {r['ns']!s:>10}  {r['detail']}")
 
