@@ -24,20 +24,16 @@ from amaranth.lib.wiring import In, Out
 
 from boards.ecp5_pll import Ecp5Pll
 from rtl.board import HostMemory, PhyRegs, UartBridge, UartRx, UartTx, WordSplit, wire_axi
+from rtl.board.formats import HOST_MEMORY, HOST_MEMORY_BASE
 from rtl.common.phit import PhitCtl
 from rtl.config import ROOT, load
 from rtl.phy import Ecp5Dcu, SerdesLaneSignature, SerdesPhy
 
-__all__ = ["EvnCore", "EvnTop", "CONFIG", "CORE_MHZ", "BAUD", "LEDS", "HOST_MEMORY", "HOST_MEMORY_BASE", "GAT_BASE",
-           "GAT_PREFIX"]
+__all__ = ["EvnCore", "EvnTop", "CONFIG", "CORE_MHZ", "BAUD", "LEDS"]
 
 CONFIG = ROOT / "configs" / "board_evn.toml"
-CORE_MHZ = 80                   # the NIC's place-and-route figure (docs/nic.md, "Fmax")
+CORE_MHZ = load(CONFIG)["system"]["clock_mhz"]   # the board's core clock: configs/board_evn.toml
 BAUD = 3_000_000                # the FT2232H's highest standard rate
-HOST_MEMORY = 64 * 1024         # bytes of block RAM host memory
-GAT_BASE = 2 * 1024 * 1024      # the board's GAT (2 MB aligned, as the ATU needs)
-GAT_PREFIX = 4096               # its first 512 GATEs (NLA pages 0..511) are in host memory
-HOST_MEMORY_BASE = GAT_BASE + GAT_PREFIX - HOST_MEMORY  # 0x1F_1000: 15 pages below the GAT, its prefix above
 LANES = 2
 LEDS = ("lane 0 receive ready", "lane 1 receive ready", "lane 0 PRBS locked", "lane 1 PRBS locked",
         "lane 0 transmit ready", "lane 1 transmit ready", "core PLL locked", "heartbeat (1.6 s)")
@@ -75,7 +71,7 @@ class EvnCore(wiring.Component):
             raise ValueError(f"variant must be 'nic' or 'bringup', not {variant!r}")
         self.variant = variant
         self.cfg = cfg or load(CONFIG)
-        self.divisor = divisor or round(CORE_MHZ * 1e6 / BAUD)
+        self.divisor = divisor or round(self.cfg["system"]["clock_mhz"] * 1e6 / BAUD)
         self.phys = [SerdesPhy(**(phy_params or {})) for _ in range(LANES)]
         if variant == "nic":
             from rtl.nic import NicAxi

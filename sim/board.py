@@ -28,8 +28,9 @@ import time
 
 from amaranth.lib import data
 
-from boards.ecp5_5g_evn import GAT_BASE, HOST_MEMORY, HOST_MEMORY_BASE
+from rtl.board.formats import GAT_BASE, HOST_MEMORY, HOST_MEMORY_BASE
 from rtl.board.phy_regs import STROBES, WORDS_PER_LANE, ControlWord, LaneWords
+from rtl.config import ROOT, load
 
 from .host import DeviceReads
 from .memory import KERNEL, PAGE
@@ -40,6 +41,7 @@ __all__ = ["PHY_BASE", "PhyLanes", "BoardMemory", "BoardHost", "WallClock", "Ser
 
 PHY_BASE = HOST_MEMORY      # bytes: the PHY registers follow the host memory in the bridge's space
 BAUD = 3_000_000
+BOARD_CONFIG = ROOT / "configs" / "board_evn.toml"     # the ECP5-5G board's NIC (boards/ecp5_5g_evn.py)
 
 
 class PhyLanes:
@@ -348,30 +350,29 @@ async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=Tr
 
 async def _demo(args):
     """``make demo BOARD=...``: :func:`board_demo` on two boards, board ``n`` on ``--port`` ``n``."""
-    from boards.ecp5_5g_evn import CONFIG
-    from rtl.config import load
     from sim.demo import print_steps
 
     if len(args.port) != 2:
         raise SystemExit(f"demo needs two --port (board 0's and board 1's UART), not {len(args.port)}")
+    cfg = load(args.config)
+    mhz = args.core_mhz or cfg["system"]["clock_mhz"]
     bridges = [await _bridge(port, args.baud) for port in args.port]
     try:
-        log, _ = await board_demo(bridges, [WallClock(args.core_mhz)] * 2, load(CONFIG),
-                                  period_ns=1000 / args.core_mhz, settle=lambda: asyncio.sleep(0.1))
+        log, _ = await board_demo(bridges, [WallClock(mhz)] * 2, cfg, period_ns=1000 / mhz,
+                                  settle=lambda: asyncio.sleep(0.1))
     except RuntimeError as e:
         raise SystemExit(str(e)) from None
-    print(f"times: from the first CPU store to the result, {args.core_mhz} MHz cycles of wall-clock time "
+    print(f"times: from the first CPU store to the result, {mhz} MHz cycles of wall-clock time "
           f"(the UART's operations included)\n")
     print_steps(log.records)
 
 
 def main(argv=None):
-    from boards.ecp5_5g_evn import CORE_MHZ
-
     ap = argparse.ArgumentParser(description="The ECP5-5G boards over their UARTs: SerDes bring-up, the demo")
     ap.add_argument("--port", action="append", required=True, help="a board's UART (repeat for more boards)")
     ap.add_argument("--baud", type=int, default=BAUD)
-    ap.add_argument("--core-mhz", type=float, default=CORE_MHZ, help="the bitstream's core clock")
+    ap.add_argument("--config", default=BOARD_CONFIG, help="the bitstream's NIC configuration")
+    ap.add_argument("--core-mhz", type=float, help="the bitstream's core clock (default: the configuration's)")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("status", help="every lane's state and counters")
     p = sub.add_parser("prbs", help="PRBS on every lane, then its error count")

@@ -1,4 +1,11 @@
-"""Formats of the board blocks: the UART bridge protocol and the host memory's word port.
+"""Formats of the board blocks: the UART bridge protocol, the host memory's word port, and the
+board host's memory map.
+
+The memory map (``docs/board.md``): ``HOST_MEMORY`` bytes of block RAM at ``HOST_MEMORY_BASE``, just
+below the 2 MB boundary ``GAT_BASE`` with ``GAT_PREFIX`` bytes above it: the ATU's GATs are 2 MB
+aligned and 2 MB long, so the board's one GAT starts at ``GAT_BASE`` and only its first GATEs are
+memory; a GATE read beyond them leaves the memory (``DECERR``: an ATU fault, never a wrong
+translation).
 
 The UART bridge protocol (``rtl.board.UartBridge``; the PC side is ``sim/uart_bridge.py``).  Every
 field is sent least significant byte first: byte ``k`` of a struct is its bits ``8k .. 8k + 7``.
@@ -17,11 +24,15 @@ from amaranth.lib import data, enum
 
 __all__ = ["BridgeOp", "BridgeSpace", "BridgeStatus", "BridgeControl", "BridgeCommand", "BridgeResponse",
            "BridgeWord", "BridgeRequest", "MAX_WORDS", "CRC_POLY", "crc8_next", "mem_request", "mem_write",
-           "burst_request", "MEM_DATA"]
+           "burst_request", "MEM_DATA", "HOST_MEMORY", "GAT_BASE", "GAT_PREFIX", "HOST_MEMORY_BASE"]
 
 MAX_WORDS = 8           # words of one command: a 64-byte store is one command
 CRC_POLY = 0x07
 MEM_DATA = unsigned(64)  # the word port's response
+HOST_MEMORY = 64 * 1024         # bytes of block RAM host memory on a board
+GAT_BASE = 2 * 1024 * 1024      # the board's GAT (2 MB aligned, as the ATU needs)
+GAT_PREFIX = 4096               # its first 512 GATEs (NLA pages 0..511) are host memory
+HOST_MEMORY_BASE = GAT_BASE + GAT_PREFIX - HOST_MEMORY  # 0x1F_1000: 15 pages below the GAT, its prefix above
 
 
 class BridgeOp(enum.Enum, shape=8):

@@ -97,6 +97,19 @@ class Nic:
             ("tx_drops", ("malformed", "no_route")), ("rx_drops", ("unknown_unit", "misrouted")),
             ("rx_malformed", ("malformed",))))
 
+    async def link_counters(self):
+        """``{port: {crc_errors, retransmissions, naks_sent, naks_received, replay_timeouts, link_errors,
+        state}}`` of every link port (32-bit saturating registers; ``state`` bit 0: the link-error
+        state)."""
+        out = {}
+        for p in range(self.cfg["xbar"]["link_ports"]):
+            c = await self._counters(f"link[{p}]", (
+                ("errors", ("crc_errors", "retransmissions")), ("naks", ("naks_sent", "naks_received")),
+                ("timeouts", ("replay_timeouts", "link_errors"))))
+            out[p] = {k.split(".")[1]: v for k, v in c.items()}
+            out[p]["state"] = await self.host.read64(self.regs.addr(f"link[{p}].status")) & 0xF
+        return out
+
     async def xbar_counters(self, port):
         """``{packets.packets_in, ..., malformed.loop}`` of crossbar port ``port`` (the link ports
         first, then the network port; 32-bit fields)."""

@@ -28,7 +28,6 @@ from sim.runner import tb_params, tb_seed
 from sim.tops.configs import board_config
 from sim.uart_bridge import UartBridgeHost
 from sim.uart_pins import SimClock, UartPins
-from tests.nic.harness import link_counters
 
 PERIODS = {"clk": 12.5, "core_b_clk": 12.52, "line_a_clk": 10.0, "line_b_clk": 10.01}
 
@@ -163,9 +162,9 @@ async def nic_demo(dut):
 
     # VELO both ways while lane 0's cables are cut for a while: nothing lost, nothing twice
     ports = [nic.velo.ports[1] for nic in nics]
-    before = [await link_counters(nic) for nic in nics]
+    before = [await nic.link_counters() for nic in nics]
     sent = {0: [], 1: []}
-    for k in range(12):
+    for k in range(prm.get("messages", 12)):
         src = k % 2
         payload = rng.randbytes(8 * rng.randrange(1, 5))
         await ports[src].send(1 - src, 1, payload, mtt=k % 4)
@@ -180,13 +179,13 @@ async def nic_demo(dut):
             try:
                 got.append((await ports[dst].recv(timeout_cycles=400)).payload)     # 100 polls over the UART
             except TimeoutError:
-                links = [await link_counters(nic) for nic in nics]
+                links = [await nic.link_counters() for nic in nics]
                 lanes = {(x, lane): await b.status(lane) for x, b in boards.items() for lane in range(2)}
                 raise AssertionError(f"node {dst}: {len(got)} of {len(sent[dst])} messages; links before "
                                      f"{before}, now {links}; lanes {lanes}") from None
         assert got == sent[dst], (dst, got, sent[dst])
         assert (await ports[dst].poll()) is None, f"node {dst}: a message arrived twice"
-    links = [await link_counters(nic) for nic in nics]
+    links = [await nic.link_counters() for nic in nics]
     dut._log.info(f"link counters before the cut {before}, after {links}")
     assert any(links[n][0]["retransmissions"] > before[n][0]["retransmissions"] for n in (0, 1)), links
     assert all(links[n][p]["link_errors"] == before[n][p]["link_errors"] for n in (0, 1) for p in (0, 1)), links

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from boards.ecp5_5g_evn import GAT_BASE, GAT_PREFIX, HOST_MEMORY, HOST_MEMORY_BASE
+from rtl.board.formats import GAT_BASE, GAT_PREFIX, HOST_MEMORY, HOST_MEMORY_BASE
 from rtl.common.htax import HtaxStatus
 from sim.atu_model import gate_fields
 from sim.board import BoardHost, BoardMemory, board_topology

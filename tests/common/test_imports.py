@@ -5,7 +5,9 @@
 * only the composing packages (``rtl/netlayer``, ``rtl/nic``) import units;
 * nothing in ``rtl`` imports ``sim``, ``tests``, ``bench``, ``formal`` or ``fpga``;
 * ``sim`` imports ``rtl`` and itself;
-* ``tests``, ``bench``, ``formal`` and ``fpga`` import ``rtl`` and ``sim``, never each other; a test
+* ``boards`` (board tops) imports ``rtl``, ``sim`` and itself;
+* ``tests``, ``bench``, ``formal`` and ``fpga`` import ``rtl`` and ``sim``, never each other (``bench``
+  may import ``boards`` too: it measures board tops); a test
   imports from its own test package only (``tests/rma`` never from ``tests/atu``), and the tests of a
   tool package (``tests/fpga``) import the package they test.  ``bench`` scripts share ``bench/_common.py``
   and ``fpga`` imports itself.
@@ -77,7 +79,9 @@ def _allowed(parts, target):
         if t[0] == "tests":
             return len(parts) > 2 and len(t) > 1 and t[1] == parts[1]
         return len(parts) > 2 and t[0] == parts[1]  # tests/fpga tests the fpga package
-    if top in ("bench", "formal"):
+    if top == "bench":
+        return t[0] in ("rtl", "sim", "boards")
+    if top == "formal":
         return t[0] in ("rtl", "sim")
     if top == "fpga":
         return t[0] in ("rtl", "sim", "fpga")
@@ -108,6 +112,7 @@ BROKEN = {
     "rtl/common/z.py": ("from rtl.htax import Htax", "rtl/common/z.py: imports rtl.htax"),
     "rtl/velo/w.py": ("from ..netport import arbiter", "rtl/velo/w.py: imports rtl.netport"),
     "sim/v.py": ("import tests.rma", "sim/v.py: imports tests.rma"),
+    "sim/x.py": ("from boards.ecp5_5g_evn import CONFIG", "sim/x.py: imports boards.ecp5_5g_evn"),
     "bench/u.py": ("from tests.nic.harness import bring_up", "bench/u.py: imports tests.nic.harness"),
     "tests/rma/t.py": ("from tests.atu.unit_harness import run_unit", "tests/rma/t.py: imports tests.atu.unit_harness"),
     "tests/rma/s.py": ("from fpga.report import main", "tests/rma/s.py: imports fpga.report"),
@@ -121,6 +126,7 @@ FINE = {
     "tests/rma/d.py": "from tests.rma.tb_system import Node\nfrom .test_model import AMAP",
     "tests/fpga/e.py": "from fpga.report import main",
     "bench/f.py": "from _common import write_bench\nfrom sim.runner import run_cocotb",
+    "bench/g.py": "from boards.ecp5_5g_evn import EvnCore",
 }
 
 

@@ -89,19 +89,8 @@ def net_counters_sum(counters):
 
 
 async def link_counters(nic):
-    """``{port: {crc_errors, retransmissions, naks_sent, naks_received, replay_timeouts, link_errors,
-    state}}`` of every link port of ``nic`` (32-bit saturating registers)."""
-    out = {}
-    r = nic.regs
-    for p in range(nic.cfg["xbar"]["link_ports"]):
-        c = {}
-        for reg, fields in (("errors", ("crc_errors", "retransmissions")), ("naks", ("naks_sent", "naks_received")),
-                            ("timeouts", ("replay_timeouts", "link_errors"))):
-            v = await nic.host.read64(r.addr(f"link[{p}].{reg}"))
-            c[fields[0]], c[fields[1]] = v & 0xFFFF_FFFF, v >> 32
-        c["state"] = await nic.host.read64(r.addr(f"link[{p}].status")) & 0xF
-        out[p] = c
-    return out
+    """:meth:`sim.driver.nic.Nic.link_counters` of ``nic``."""
+    return await nic.link_counters()
 
 
 async def bounded(coro, cycles, cfg, what):
