@@ -157,9 +157,11 @@ class BoardMemory:
 
     def free(self, base, size):
         first = (base - self.base) // PAGE
-        for pn in range(first, first + -(-size // PAGE)):
+        pages = range(first, first + -(-size // PAGE))
+        for pn in pages:                # all or nothing
             if not 0 <= pn < len(self._owner) or self._owner[pn] is None:
                 raise ValueError(f"page {self.base + pn * PAGE:#x} is not allocated")
+        for pn in pages:
             self._owner[pn] = None
 
     def owner(self, addr):

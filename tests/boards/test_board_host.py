@@ -35,8 +35,9 @@ def test_alloc_first_fit_free_and_exhaustion():
     with pytest.raises(MemoryError, match=r"^12 consecutive pages of the board's host memory are not free "
                                           r"\(12 of 15 pages free\)$"):
         m.alloc(12 * PAGE)
-    with pytest.raises(ValueError, match=r"^page 0x1f1000 is not allocated$"):
-        m.free(a, PAGE) or m.free(a, PAGE)
+    with pytest.raises(ValueError, match=r"^page 0x1f3000 is not allocated$"):
+        m.free(a, 3 * PAGE)                         # the third page is free: nothing is freed
+    assert m.owner(a) is not None and m.free_pages == 12
     with pytest.raises(ValueError, match=r"^size must be positive, not 0$"):
         m.alloc(0)
 
