@@ -8,7 +8,8 @@ counted bit errors at b only, internal loopback on one lane of a, a cut cable in
 and relocks.
 
 ``nic_demo`` (NIC variant): the unchanged driver (sim.driver) on sim.board.BoardHost runs make demo's
-steps (sim.demo.scenario: init, VELO both ways, put, get, lock) between the boards; then VELO
+steps (sim.demo.scenario: init, VELO both ways, put, get, lock) between the boards; a put to an NLA
+beyond the GATEs in b's host memory faults (ATU_FAULT, counted), never a wrong translation; then VELO
 messages both ways, two of them sent into cables of lane 0 cut for 600 cycles (the receive sides
 lose lock and relock): every message arrives once and in order, the link ports' retransmission hides
 the loss (a cut of more than some 2,000 cycles ends in the link-error state instead, which needs
@@ -22,6 +23,8 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
+from rtl.rma.formats import RmaCommand, RmaError
+from rtl.rma.formats import RmaNotifyClass as Cls
 from sim.board import PhyLanes, board_demo
 from sim.clock import start_clock
 from sim.runner import tb_params, tb_seed
@@ -143,6 +146,16 @@ async def nic_demo(dut):
                                  revision=(0, False), clear=False)
     for r in log.records:
         dut._log.info(f"{r['step']:30} {r['cycles']!s:>8} {r['ns']!s:>10}  {r['detail']}")
+
+    # a put to NLA page 0x200 of b: beyond the GATEs of b's GAT in its host memory.  The ATU's GATE
+    # read leaves the memory (DECERR -> TARGET_ERROR): a fault, counted, told to b's VPID; no data moves
+    rma = [nic.rma.ports[2] for nic in nics]
+    local = nics[0].atu.regions[0]
+    faults = (await nics[1].rma.counters())["drops.atu_faults"]
+    await rma[0].put(1, 2, local.nla, 0x200 << 12, 64, notify=(0, 1, 0))
+    n = await rma[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value, timeout_cycles=400)
+    assert (n["command"], n["error"]) == (RmaCommand.PUT.value, RmaError.ATU_FAULT.value), n
+    assert (await nics[1].rma.counters())["drops.atu_faults"] == faults + 1
 
     # VELO 8 B from a to b, NIC to NIC: the store entering a's NIC to b's NIC writing the slot
     a_ns, b_ns = [], []
