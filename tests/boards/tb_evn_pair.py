@@ -152,10 +152,14 @@ async def nic_demo(dut):
     rma = [nic.rma.ports[2] for nic in nics]
     local = nics[0].atu.regions[0]
     faults = (await nics[1].rma.counters())["drops.atu_faults"]
+    b_writes = []
+    watch = cocotb.start_soon(_handshakes(dut.b_dma_write, dut.core_b_clk, b_writes))
     await rma[0].put(1, 2, local.nla, 0x200 << 12, 64, notify=(0, 1, 0))
     n = await rma[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value, timeout_cycles=400)
+    watch.cancel()
     assert (n["command"], n["error"]) == (RmaCommand.PUT.value, RmaError.ATU_FAULT.value), n
     assert (await nics[1].rma.counters())["drops.atu_faults"] == faults + 1
+    assert len(b_writes) == 1, b_writes         # b's NIC wrote the notification only, not the data
 
     # VELO 8 B from a to b, NIC to NIC: the store entering a's NIC to b's NIC writing the slot
     a_ns, b_ns = [], []
