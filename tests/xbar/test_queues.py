@@ -75,9 +75,11 @@ def test_random_order_per_vc(vcs, depth, prefetch):
                 n += 1
             await ctx.tick()
         assert all(not q for q in model), "beats left in the queues"
-        # traffic flowed: at least 60 % of what the sinks' ready probabilities let through (the writer
-        # offers 0.7 beats per cycle)
-        assert counts["out"] == n and n > 0.6 * 2500 * min(0.7, sum(ready_p)), (n, ready_p)
+        # traffic flowed: at least 80 % of the expected count.  The writer offers each queue 0.7 / vcs
+        # beats per cycle (a pick of a full queue is lost), so each queue carries what the smaller of
+        # that and its sink's ready probability lets through.
+        expected = 2500 * sum(min(0.7 / vcs, p) for p in ready_p)
+        assert counts["out"] == n and n > 0.8 * expected, (n, expected, ready_p)
 
     _run(dut, bench)
 
