@@ -32,11 +32,12 @@ RUNS = 8
 
 def measure():
     cfg = board_config(record=True)
-    pair = EvnPair(lambda: EvnCore(variant="nic", cfg=cfg, divisor=8, phy_params=PHY, revision=(0, False)))
+    pair = EvnPair(EvnCore(variant="nic", cfg=cfg, divisor=8, phy_params=PHY, revision=(0, False)))
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "board.json"
-        run_cocotb(pair, name="evn_pair_record", test_module="tests.boards.tb_evn_pair", testcase="nic_demo",
-                   params={"divisor": 8, "config": "record", "latency_runs": RUNS, "out": str(out)}, seed=1)
+        run_cocotb(pair, name="evn_pair_record", test_module="tests.boards.tb_evn_pair",
+                   testcase="nic_demo", seed=1,
+                   params={"divisor": 8, "config": "record", "latency_runs": RUNS, "out": str(out)})
         return cfg, json.loads(out.read_text())
 
 

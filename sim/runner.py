@@ -89,6 +89,8 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
     ``public``: the signals the testbench can reach (default :data:`PUBLIC`): a depth of the hierarchy
     or ``"all"``.  ``EXTOLL_PUBLIC=all`` overrides it, so that any run can be debugged through inner
     signals.
+    A top that instantiates :class:`sim.shared.SharedModule` s lists them in its ``modules``
+    attribute; their Verilog joins the top's.
 
     Returns ``(results_xml_path, seed)``.
     """
@@ -109,7 +111,8 @@ def run_cocotb(component, *, name, test_module, testcase=None, params=None, sim=
     vargs = list(VERILATOR_ARGS) + visibility_args(public)
     if sim == "verilator":
         setup_verilator()
-    text = dedupe_modules(trigger_processes(verilog.convert(component, name=name, emit_src=False)), name)
+    text = trigger_processes(verilog.convert(component, name=name, emit_src=False))
+    text = dedupe_modules("".join([text, *(shared.text for shared in getattr(component, "modules", ()))]), name)
     if sim == "icarus":
         text = icarus_fixup(text)
     # the model's compile options are part of the key (Icarus has none: its key is the text alone)

@@ -3,24 +3,56 @@ built here) joined lane by lane through DCU models, each with its UART on ports:
 two boards and their cables (``docs/board.md``).  Not part of the product.
 
 Clocks: ``sync`` is board a's core, ``core_b`` board b's, ``line_a``/``line_b`` their SerDes word
-clocks.
+clocks.  The two boards are one design (:class:`ProbedCore`) converted once and instantiated twice
+(:class:`sim.shared.SharedModule`, listed in ``modules`` for :func:`sim.runner.run_cocotb`).
 """
 
-from amaranth.hdl import DomainRenamer, Module
+from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, Signature
 
+from ..shared import SharedModule
 from .dcu_model import DcuModel
 
-__all__ = ["EvnPair"]
+__all__ = ["EvnPair", "ProbedCore"]
+
+
+class ProbedCore(wiring.Component):
+    """A board's core (``lanes``, ``uart_rx``, ``uart_tx``, ``leds``) with two probes of its NIC.
+
+    Members
+    -------
+    (the core's)
+    store : Out(1)
+        A CPU store enters the NIC (the AW handshake on its ``s_axi``); 0 without a NIC.
+    dma_write : Out(1)
+        The NIC writes host memory (the AW handshake on its ``m_axi``); 0 without a NIC.
+    """
+
+    def __init__(self, core):
+        self.core = core
+        super().__init__(Signature({**core.signature.members, "store": Out(1), "dma_write": Out(1)}))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self.core
+        outers = [(member.flow, v) for path, member, v in self.signature.flatten(self)
+                  if path[0] in core.signature.members]
+        for (flow, outer), (_, _, inner) in zip(outers, core.signature.flatten(core), strict=True):
+            m.d.comb += inner.eq(outer) if flow == In else outer.eq(inner)
+        if core.nic is not None:        # read-only taps of the NIC's AXI ports
+            nic = core.nic
+            m.d.comb += [self.store.eq(nic.s_axi_awvalid & nic.s_axi_awready),
+                         self.dma_write.eq(nic.m_axi_awvalid & nic.m_axi_awready)]
+        return m
 
 
 class EvnPair(wiring.Component):
     """Parameters
     ----------
-    make_core : callable
-        ``make_core()`` returns one board's core (a component with ``lanes``, ``uart_rx``,
-        ``uart_tx``, ``leds``): :class:`boards.ecp5_5g_evn.EvnCore` with simulation parameters.
+    core : wiring.Component
+        One board's core (a component with ``lanes``, ``uart_rx``, ``uart_tx``, ``leds`` and ``nic``):
+        :class:`boards.ecp5_5g_evn.EvnCore` with simulation parameters.  Both boards are this design.
 
     Members
     -------
@@ -38,8 +70,10 @@ class EvnPair(wiring.Component):
         the probes of a latency between two board tops without the UART.
     """
 
-    def __init__(self, make_core):
-        self.a, self.b = make_core(), make_core()
+    def __init__(self, core):
+        shared = SharedModule(ProbedCore(core), "evn_core")
+        self.modules = (shared,)
+        self.a, self.b = shared.instance("sync"), shared.instance("core_b")
         self.lanes = len(self.a.lanes)
         members = {}
         for x in "ab":
@@ -51,8 +85,8 @@ class EvnPair(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         # core_b, line_a and line_b stay undefined here: the top's clock and reset ports
-        m.submodules.a = a = self.a
-        m.submodules.b = b = DomainRenamer("core_b")(self.b)
+        m.submodules.a = self.a
+        m.submodules.b = self.b
         cores = {"a": self.a, "b": self.b}
         dcus = {}
         for x, y in (("a", "b"), ("b", "a")):
@@ -63,14 +97,10 @@ class EvnPair(wiring.Component):
             core = cores[x]
             m.d.comb += [core.uart_rx.eq(getattr(self, f"{x}_uart_rx")),
                          getattr(self, f"{x}_uart_tx").eq(core.uart_tx), getattr(self, f"{x}_leds").eq(core.leds)]
-            if core.nic is not None:        # probes: read-only taps of the NIC's AXI ports
-                nic = core.nic
-                m.d.comb += [getattr(self, f"{x}_store").eq(nic.s_axi_awvalid & nic.s_axi_awready),
-                             getattr(self, f"{x}_dma_write").eq(nic.m_axi_awvalid & nic.m_axi_awready)]
+            m.d.comb += [getattr(self, f"{x}_store").eq(core.store), getattr(self, f"{x}_dma_write").eq(core.dma_write)]
             for i in range(self.lanes):
                 dcu = dcus[x, i]
                 wiring.connect(m, dcu.lane, core.lanes[i])
                 m.d.comb += [dcu.line_rx.eq(dcus[y, i].line_tx), dcu.error_rate.eq(getattr(self, f"{x}_error_rate")),
                              dcu.cut.eq(getattr(self, f"{x}_cut")[i])]
-        del a, b
         return m

@@ -2,7 +2,9 @@
 ``UNITS`` entry).
 
 Each node is a :class:`~rtl.nic.Nic` with its host port exposed as ``htax<n>`` (for a
-:class:`sim.host.HostModel` and the driver :class:`sim.driver.nic.Nic`).  Every cable of the topology
+:class:`sim.host.HostModel` and the driver :class:`sim.driver.nic.Nic`).  The nodes are one design,
+converted to Verilog once and instantiated ``nodes`` times (:class:`sim.shared.SharedModule`, in
+``modules``): only :func:`sim.runner.run_cocotb` simulates the system.  Every cable of the topology
 (:class:`sim.routing.Topology`: node ``k``'s link port ``p`` to ``topology.peer(k, p)``) runs through
 two :class:`~sim.tops.link.LfsrChannel` (one per direction: ``latency`` cycles, bit errors at the
 ``flip`` threshold), as in ``sim/tops/fabric.py``, so no Python runs per cycle on a link.  Link ports
@@ -25,6 +27,7 @@ from rtl.common.params import check_int
 from rtl.link.params import PhitCtl
 from rtl.nic import Nic, NicAxi
 from rtl.phy import SerdesPhy
+from sim.shared import SharedModule
 from sim.tops.dcu_model import DcuModel
 from sim.tops.link import LfsrChannel
 
@@ -128,13 +131,15 @@ class NicSystem(wiring.Component):
         if phy and cfg["link"]["idle_gap"] < 1:
             raise ValueError("phy=True needs [link] idle_gap >= 1 (docs/phy.md), not 0")
         self.bus, self.phy = bus, phy
+        # every node is one design, converted once (sim.shared; run_cocotb finds it in modules)
+        shared = SharedModule(NicAxi(cfg, revision=revision) if bus == "axi" else Nic(cfg, revision=revision),
+                              f"nic_node_{bus}")
+        self.modules = (shared,)
+        self.nics = [shared.instance() for _ in range(nodes)]
         if bus == "axi":
-            self.nics = [NicAxi(cfg, prefix=f"n{n}_", revision=revision) for n in range(nodes)]
-            members = {}
-            for nic in self.nics:
-                members.update({name: member for name, member in nic.signature.members.items() if name != "phy"})
+            members = {f"n{n}_{name}": member for n in range(nodes)
+                       for name, member in shared.signature.members.items() if name != "phy"}
         else:
-            self.nics = [Nic(cfg, revision=revision) for _ in range(nodes)]
             members = {f"htax{n}": Out(HtaxPortSignature()) for n in range(nodes)}
         self.latency = latency
         members["flip"] = In(32)
@@ -152,7 +157,7 @@ class NicSystem(wiring.Component):
                 continue
             for name, member in nic.signature.members.items():
                 if name != "phy":
-                    outer, inner = getattr(self, name), getattr(nic, name)
+                    outer, inner = getattr(self, f"n{k}_{name}"), getattr(nic, name)
                     m.d.comb += outer.eq(inner) if member.flow == Out else inner.eq(outer)
         for k, nic in enumerate(self.nics):
             for p, phy in enumerate(nic.phy):

@@ -12,9 +12,9 @@ PHY = dict(reset_pulse=8, lock_stable=64, lock_timeout=1 << 12)
 
 @pytest.mark.cocotb
 def test_bring_up_over_uart():
-    pair = EvnPair(lambda: EvnCore(variant="bringup", divisor=8, phy_params=PHY))
-    run_cocotb(pair, name="evn_pair_bringup", test_module="tests.boards.tb_evn_pair", testcase="bring_up",
-               params=dict(divisor=8))
+    pair = EvnPair(EvnCore(variant="bringup", divisor=8, phy_params=PHY))
+    run_cocotb(pair, name="evn_pair_bringup", test_module="tests.boards.tb_evn_pair",
+               testcase="bring_up", params=dict(divisor=8))
 
 
 @pytest.mark.cocotb
@@ -22,6 +22,6 @@ def test_nic_demo_over_uart():
     """Two board tops with the NIC (``board_config``), the demo through the driver on each board's
     UART, and VELO traffic across a lane that is cut for a while."""
     cfg = board_config()
-    pair = EvnPair(lambda: EvnCore(variant="nic", cfg=cfg, divisor=4, phy_params=PHY, revision=(0, False)))
-    run_cocotb(pair, name="evn_pair_nic", test_module="tests.boards.tb_evn_pair", testcase="nic_demo",
-               params=dict(divisor=4, latency_runs=2, messages=8))
+    pair = EvnPair(EvnCore(variant="nic", cfg=cfg, divisor=4, phy_params=PHY, revision=(0, False)))
+    run_cocotb(pair, name="evn_pair_nic", test_module="tests.boards.tb_evn_pair",
+               testcase="nic_demo", params=dict(divisor=4, latency_runs=2, messages=8))
