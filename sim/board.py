@@ -32,7 +32,7 @@ from rtl.board.formats import GAT_BASE, HOST_MEMORY, HOST_MEMORY_BASE
 from rtl.board.phy_regs import STROBES, WORDS_PER_LANE, ControlWord, LaneWords
 from rtl.config import ROOT, load
 
-from .host import DeviceReads
+from .host import DeviceReads, MemWords
 from .memory import KERNEL, PAGE
 from .uart_bridge import BridgeTransport, UartBridgeHost
 
@@ -171,7 +171,7 @@ class BoardMemory:
         return self._owner[pn] if 0 <= pn < len(self._owner) else None
 
 
-class BoardHost(DeviceReads):
+class BoardHost(DeviceReads, MemWords):
     """The host the driver runs on for one board: ``bridge`` (:class:`UartBridgeHost`), ``clock``
     (``now()`` in core cycles and ``async cycles(n)``: :class:`WallClock` or
     :class:`sim.uart_pins.SimClock`) and ``memory`` (:class:`BoardMemory`).
@@ -235,12 +235,6 @@ class BoardHost(DeviceReads):
         await self.settle()
         self.stats["mem_writes"] += 1
         await self.bridge.mem_write(self._offset(addr, len(data)), data)
-
-    async def mem_read64(self, addr):
-        return int.from_bytes(await self.mem_read(addr, 8), "little")
-
-    async def mem_write64(self, addr, value):
-        await self.mem_write(addr, (value & (1 << 64) - 1).to_bytes(8, "little"))
 
     async def clear_memory(self):
         """Zero the whole host memory (a board that ran before) and forget what was handed out."""
@@ -318,13 +312,14 @@ async def _lanes(args, lanes):
             print(f"lane {lane}: bit error rate <= {max(s['rx_prbs_errors'], 1) / (16 * s['rx_prbs_words']):.2e}")
 
 
-async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=True, settle=None):
+async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=True, poll, polls=40):
     """:func:`sim.demo.scenario` on two boards: ``bridges`` (:class:`UartBridgeHost`, board ``n`` is
     node ``n``), ``clocks`` (one per board: :class:`WallClock` or :class:`sim.uart_pins.SimClock`),
     ``cfg`` the bitstream's NIC configuration.  Puts both lanes of each board in link mode, zeroes its
-    host memory (``clear``; a freshly configured board's is zero already), waits ``settle()`` (an
-    awaitable factory) and checks that every lane is up (``RuntimeError`` naming the lane if not),
-    then runs the steps through the driver.  Returns the steps (:class:`sim.demo.Steps`)."""
+    host memory (``clear``; a freshly configured board's is zero already), reads every lane's status
+    until all are up, at most ``polls`` times with ``await poll()`` between (``RuntimeError`` naming
+    the lanes that are not up), then runs the steps through the driver.  Returns the steps
+    (:class:`sim.demo.Steps`) and the drivers."""
     from sim.demo import Steps, scenario
     from sim.driver.nic import Nic
 
@@ -337,13 +332,20 @@ async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=Tr
         if clear:
             await host.clear_memory()
         hosts.append(host)
-    if settle is not None:
-        await settle()
-    for n, host in enumerate(hosts):
-        for lane in range(2):
-            s = await PhyLanes(host.bridge).status(lane)
-            if not (s["tx_ready"] and s["rx_ready"]):
-                raise RuntimeError(f"board {n}: lane {lane} is not up ({s}); see docs/board.md, bring-up")
+    for attempt in range(polls):
+        down = {}
+        for n, host in enumerate(hosts):
+            lanes = PhyLanes(host.bridge)
+            for lane in range(lanes.lanes):
+                s = await lanes.status(lane)
+                if not (s["tx_ready"] and s["rx_ready"]):
+                    down[n, lane] = s
+        if not down:
+            break
+        if attempt + 1 == polls:
+            raise RuntimeError("; ".join(f"board {n}: lane {lane} is not up ({s})" for (n, lane), s in down.items())
+                               + "; see docs/board.md, bring-up")
+        await poll()
     nics = [Nic(h, cfg, node=n, topology=board_topology(), revision=revision) for n, h in enumerate(hosts)]
     log = Steps(period_ns=period_ns)
     await scenario(nics, log, hosts[0].now, lock_vpids=3)
@@ -361,7 +363,7 @@ async def _demo(args):
     bridges = [await _bridge(port, args.baud) for port in args.port]
     try:
         log, _ = await board_demo(bridges, [WallClock(mhz)] * 2, cfg, period_ns=1000 / mhz,
-                                  settle=lambda: asyncio.sleep(0.1))
+                                  poll=lambda: asyncio.sleep(0.05))
     except RuntimeError as e:
         raise SystemExit(str(e)) from None
     print(f"times: from the first CPU store to the result, {mhz} MHz cycles of wall-clock time "

@@ -42,7 +42,7 @@ from .htax_bus import HtaxSink, HtaxSource, Order
 from .htax_packet import HtaxPacket, line_write_packet
 from .memory import HostMemory
 
-__all__ = ["HostModel", "HostApi", "DeviceReads", "HtaxResponseError", "HostTimeout"]
+__all__ = ["HostModel", "HostApi", "DeviceReads", "MemWords", "HtaxResponseError", "HostTimeout"]
 
 _TX_PIPELINE = 2    # cycles from a scheduled send to valid on the link (wake-up, then drive after an edge)
 MSI_WINDOW = 4096
@@ -75,6 +75,18 @@ class DeviceReads:
         if status != HtaxStatus.OK:
             raise HtaxResponseError(status, addr)
         return words[0]
+
+
+class MemWords:
+    """The CPU's 64-bit accesses of host memory (little endian) on a host's own async ``mem_read(addr,
+    nbytes)`` and ``mem_write(addr, data)``: the hosts whose memory is behind a bus
+    (:class:`sim.uart_bridge.UartBridgeHost`, :class:`sim.board.BoardHost`)."""
+
+    async def mem_read64(self, addr):
+        return int.from_bytes(await self.mem_read(addr, 8), "little")
+
+    async def mem_write64(self, addr, value):
+        await self.mem_write(addr, (value & (1 << 64) - 1).to_bytes(8, "little"))
 
 
 class HostApi(DeviceReads):

@@ -37,7 +37,7 @@ from rtl.board.formats import (
 )
 from rtl.common.htax import HtaxStatus
 
-from .host import DeviceReads, HostTimeout
+from .host import DeviceReads, HostTimeout, MemWords
 from .layout import pack, unpack
 
 __all__ = ["crc8", "encode_command", "encode_response", "decode_response_header", "response_length",
@@ -182,7 +182,7 @@ class _Pending:
     what: str
 
 
-class UartBridgeHost(DeviceReads):
+class UartBridgeHost(DeviceReads, MemWords):
     """The host CPU's operations on a board behind the UART bridge.
 
     The device window (space NIC), with :class:`sim.axi_host.AxiHostModel`'s semantics: :meth:`write`
@@ -374,12 +374,6 @@ class UartBridgeHost(DeviceReads):
                 raise BridgeError(rsp.status, what)
             out += b"".join(w.to_bytes(8, "little") for w in rsp.words)
         return out[addr - lo:addr - lo + nbytes]
-
-    async def mem_write64(self, addr, value):
-        await self.mem_write(addr, (value & (1 << 64) - 1).to_bytes(8, "little"))
-
-    async def mem_read64(self, addr):
-        return int.from_bytes(await self.mem_read(addr, 8), "little")
 
 
 def _words(addr, data):

@@ -53,15 +53,6 @@ async def _boards(dut, divisor):
     return boards
 
 
-async def _lanes_up(dut, boards, timeout=20000):
-    for _ in range(timeout // 500):
-        s = [await b.status(lane) for b in boards.values() for lane in range(b.lanes)]
-        if all(v["tx_ready"] and v["rx_ready"] for v in s):
-            return
-        await ClockCycles(dut.clk, 500)
-    raise AssertionError(f"lanes not up in {timeout} cycles: {s}")
-
-
 async def _all(boards, fn):
     return {(x, lane): await fn(b, lane) for x, b in boards.items() for lane in range(b.lanes)}
 
@@ -138,12 +129,11 @@ async def nic_demo(dut):
     dut._log.info(f"seed {seed}")
     rng = random.Random(seed)
     boards = await _boards(dut, prm.get("divisor", 8))
-    await _lanes_up(dut, boards)
     cfg = board_config(record=prm.get("config") == "record")
     clocks = (SimClock(dut.clk, PERIODS["clk"]), SimClock(dut.core_b_clk, PERIODS["core_b_clk"]))
-    # make demo BOARD=...'s path: link mode, lanes checked, the steps through the driver on BoardHost
+    # make demo BOARD=...'s path: link mode, lanes polled until up, the steps through the driver on BoardHost
     log, nics = await board_demo([b.host for b in boards.values()], clocks, cfg, period_ns=PERIODS["clk"],
-                                 revision=(0, False), clear=False)
+                                 revision=(0, False), clear=False, poll=lambda: ClockCycles(dut.clk, 500))
     for r in log.records:
         dut._log.info(f"{r['step']:30} {r['cycles']!s:>8} {r['ns']!s:>10}  {r['detail']}")
 
