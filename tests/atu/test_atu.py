@@ -68,7 +68,7 @@ def test_switch_choice():
 
 
 @pytest.mark.parametrize("testcase, params", [
-    pytest.param("random_translations", {"jitter": 30, "requests": 500}, marks=pytest.mark.long_build),
+    pytest.param("random_translations", {"jitter": 30, "requests": 300}, marks=pytest.mark.long_build),
     ("random_translations", {"jitter": 0, "requests": 300, "gap_p": 0.3}),
     ("vpid_isolation", {}),
     ("bad_input", {}),

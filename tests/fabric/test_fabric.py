@@ -62,7 +62,7 @@ def test_request_response_ring():
     build) with bit errors on every link: both classes keep delivering."""
     topo, top = fabric("ring6", traffic=True, link=SMALL_LINKS)
     run_cocotb(top, name="fabric_ring6_traffic_1", test_module="tests.fabric.tb_fabric", testcase="hdl_traffic",
-               params=dict(nodes=topo.nodes, rate=1.0, respond=True, phases=4, cycles=4000, flit_error=1e-3))
+               params=dict(nodes=topo.nodes, rate=1.0, respond=True, phases=3, cycles=3000, flit_error=1e-3))
 
 
 @pytest.mark.soak

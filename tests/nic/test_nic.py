@@ -46,9 +46,12 @@ def test_nic_system_b2b_cocotb():
     run_cocotb(NicSystem(nic_config()), name="nic_system2", test_module="tests.nic.tb_nic", testcase="smoke")
 
 
+@pytest.mark.soak
 def test_nic_system_b2b_phit32_cocotb():
     """The 32-bit-phit configuration (``configs/phit32.toml``, ch. 7.8): the same two NICs with
-    32-bit phits on their link, VELO each way, RMA put, get and lock through the drivers."""
+    32-bit phits on their link, VELO each way, RMA put, get and lock through the drivers.  A build of
+    its own (about a minute of one core) for what the link tests check on their own (tests/link: the
+    link port with 32-bit phits), so in ``make soak``."""
     cfg = nic_config(CONFIGS / "phit32.toml")
     assert cfg["link"]["phit_bits"] == 32 and cfg.origin("link", "phit_bits").endswith("phit32.toml")
     run_cocotb(NicSystem(cfg), name="nic_system2_phit32", test_module="tests.nic.tb_nic", testcase="smoke")
