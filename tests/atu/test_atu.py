@@ -70,10 +70,12 @@ def test_switch_choice():
 @pytest.mark.parametrize("testcase, params", [
     pytest.param("random_translations", {"jitter": 30, "requests": 300}, marks=pytest.mark.long_build),
     ("random_translations", {"jitter": 0, "requests": 300, "gap_p": 0.3}),
-    ("vpid_isolation", {}),
-    ("bad_input", {}),
     ("flush_storm", {"jitter": 20, "flushes": 10, "late": 80}),
-    ("registration_sequence", {}),
+    ("vpid_isolation", {}),
+    # two testcases in one simulation: one elaboration (15 s) instead of two.  cocotb runs them in
+    # the module's order; bad_input, first, expects GATs that are not configured (the GAT base
+    # table is block RAM, which the reset leaves as it is), so vpid_isolation runs alone
+    (["bad_input", "registration_sequence"], {}),
 ])
 def test_atu_cocotb(testcase, params):
     run_cocotb(_system(), name="atu_system", test_module="tests.atu.tb_atu", testcase=testcase, params=params)
