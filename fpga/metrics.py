@@ -322,9 +322,9 @@ METRICS = [
     Metric(_SYS, "bench/board", "velo_8B_nic_to_nic_ns",
            "two board tops (EvnPair, NIC of record at 80 MHz, DCU models): VELO 8 B from the store entering "
            "one NIC to the other NIC's slot write, min / median of 8 (no host share)", "ns"),
-    Metric(_SYS, "bench/board", "demo_velo_send_0_to_1_us+demo_rma_put_0_to_1_us",
-           "two board tops driven through their simulated UARTs (10 Mbaud): demo's VELO 32 B / put 512 B, "
-           "store to result at the other host", "us"),
+    Metric(_SYS, "bench/board", "demo_velo_send_0_to_1_us+demo_rma_put_0_to_1_us+demo_rma_get_0_from_1_us",
+           "two board tops driven through their simulated UARTs (10 Mbaud): demo's VELO 32 B / put 512 B / "
+           "get 256 B, first store to the result seen by the host that waits for it", "us"),
     Metric(_SYS, "bench/system", "sim_cycles_per_s", "simulation speed, Verilator", "cycles/s"),
     Metric(_HOSTBUS, "bench/hostbus",
            "store_8b_wlast_to_header_cycles+store_64b_wlast_to_header_cycles+read_header_to_arvalid_cycles",
