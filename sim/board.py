@@ -323,9 +323,8 @@ async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=Tr
     from sim.demo import Steps, scenario
     from sim.driver.nic import Nic
 
-    hosts = []
-    for bridge, clock in zip(bridges, clocks, strict=True):
-        lanes = PhyLanes(bridge)
+    hosts, phys = [], [PhyLanes(bridge) for bridge in bridges]
+    for bridge, clock, lanes in zip(bridges, clocks, phys, strict=True):
         for lane in range(lanes.lanes):
             await lanes.control(lane, mode=0, loopback=0)
         host = BoardHost(bridge, clock=clock, memory=BoardMemory(zeroed=not clear))
@@ -334,8 +333,7 @@ async def board_demo(bridges, clocks, cfg, *, period_ns, revision=None, clear=Tr
         hosts.append(host)
     for attempt in range(polls):
         down = {}
-        for n, host in enumerate(hosts):
-            lanes = PhyLanes(host.bridge)
+        for n, lanes in enumerate(phys):
             for lane in range(lanes.lanes):
                 s = await lanes.status(lane)
                 if not (s["tx_ready"] and s["rx_ready"]):

@@ -13,7 +13,7 @@ from sim.driver.nic import Nic, htax_route
 from sim.host import HostModel
 from sim.runner import tb_params, tb_seed
 
-__all__ = ["REVISION", "allowed", "bring_up", "check_clean", "net_counters_sum", "link_counters",
+__all__ = ["REVISION", "allowed", "bring_up", "check_clean", "net_counters_sum",
            "flush_tlb", "bounded"]
 
 REVISION = (0, False)               # NicSystem's default: pinned
@@ -86,11 +86,6 @@ def net_counters_sum(counters):
         for k, v in c.items():
             out[k] = out.get(k, 0) + v
     return out
-
-
-async def link_counters(nic):
-    """:meth:`sim.driver.nic.Nic.link_counters` of ``nic``."""
-    return await nic.link_counters()
 
 
 async def bounded(coro, cycles, cfg, what):

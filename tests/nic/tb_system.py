@@ -40,7 +40,7 @@ from sim.driver.rma import MAX_INT
 from sim.runner import tb_params, tb_seed
 from sim.tops.configs import nic_config, system_config
 from sim.tops.nic import flip_threshold, topology
-from tests.nic.harness import bounded, bring_up, check_clean, flush_tlb, link_counters
+from tests.nic.harness import bounded, bring_up, check_clean, flush_tlb
 
 PUT, GET, LOCK, IMM, NOTE = (RmaCommand.PUT.value, RmaCommand.GET.value, RmaCommand.LOCK.value,
                              RmaCommand.IMMEDIATE_PUT.value, RmaCommand.NOTIFICATION_PUT.value)
@@ -120,7 +120,7 @@ async def all_pairs(dut):
         v = await nic.velo.counters()
         assert v == {"sent": k * (n - 1), "received": k * (n - 1), "discarded": 0, "rejected": 0, "dropped": 0}, \
             (nic.node, v)
-        for port_no, lc in (await link_counters(nic)).items():
+        for port_no, lc in (await nic.link_counters()).items():
             if topo.peer(nic.node, port_no) is not None:
                 assert lc["state"] == 0 and lc["link_errors"] == 0, (nic.node, port_no, lc)
         check_clean(nic)
@@ -600,7 +600,7 @@ async def traffic(dut):
     t.rma_base = {nic.node: await nic.rma.counters() for nic in nics}
     for nic in nics:
         await nic.velo.counters()           # cleared by reading
-    links0 = [await link_counters(nic) for nic in nics]
+    links0 = [await nic.link_counters() for nic in nics]
     pollers = [cocotb.start_soon(t.poller(nic, p.get("poll", 16))) for nic in nics]
     wall, first = time.perf_counter(), t.now()
     for phase in range(p.get("phases", 1)):
@@ -620,7 +620,7 @@ async def traffic(dut):
     t.check_locks()
     replays = crc = 0
     for nic, before in zip(nics, links0, strict=True):
-        for port_no, lc in (await link_counters(nic)).items():
+        for port_no, lc in (await nic.link_counters()).items():
             if topo.peer(nic.node, port_no) is None:
                 continue
             assert lc["state"] == 0 and lc["link_errors"] == 0, (nic.node, port_no, lc)
