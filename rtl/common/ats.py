@@ -41,12 +41,13 @@ class AtsCause(enum.Enum, shape=3):
     GAT_NOT_CONFIGURED = 4  # GAT base-address table entry not set up
     NLA_RANGE = 5           # GAT index beyond the GAT base-address table, or VPID beyond configuration
     MEMORY_ERROR = 6        # the GATE read from host memory returned an error response
+    PAGE_SIZE = 7           # the GATE's ``large`` flag differs from its GAT's, or a large page is not 2 MB aligned
 
 
 class AtsTranslationRequest(data.Struct):
     cmd: AtsCmd
     write: 1                # 0: read access, 1: write access
-    _rsv0: 1
+    next: 1                 # the access continues into the next page (the ATU may look ahead)
     vpid: VPID_BITS
     nla_page: NLA_PAGE_BITS
     _rsv1: 12

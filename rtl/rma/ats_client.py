@@ -14,8 +14,9 @@ from .txarb import HtaxPacketSignature
 
 __all__ = ["RmaAtsClient", "RmaXlateRequest", "RmaXlateResult"]
 
-#: a translation a client asks for: the NLA page of ``vpid``, for a write or a read
-RmaXlateRequest = data.StructLayout({"write": 1, "vpid": RMA_VPID_BITS, "page": NLA_PAGE_BITS})
+#: a translation a client asks for: the NLA page of ``vpid``, for a write or a read; ``next``: the access
+#: reaches the end of that page (``docs/rma.md``, "Translation"; the ATU may look ahead)
+RmaXlateRequest = data.StructLayout({"write": 1, "next": 1, "vpid": RMA_VPID_BITS, "page": NLA_PAGE_BITS})
 #: its answer: ``ok`` and the physical page number (0 if not ok)
 RmaXlateResult = data.StructLayout({"ok": 1, "ppn": PPN_BITS})
 
@@ -25,8 +26,8 @@ class RmaAtsClient(wiring.Component):
     unit's one HTAX port, and the answers to the ATU's flush requests (dissertation ch. 5.3, fig. 5-10;
     ch. 7.5.5).
 
-    **Translations.**  Each client offers a :data:`RmaXlateRequest` (``write``, VPID, NLA page) and waits for
-    its :data:`RmaXlateResult` (``ok``, physical page number).  Requests are taken round robin
+    **Translations.**  Each client offers a :data:`RmaXlateRequest` (``write``, ``next``, VPID, NLA page)
+    and waits for its :data:`RmaXlateResult` (``ok``, physical page number).  Requests are taken round robin
     (:class:`~rtl.rma.streams.RmaMerge`), the client's index goes into a FIFO, and the request leaves as a
     single-beat ATS packet (``dst`` = ``atu_port``, tag 0) through an output register.  The ATU answers the
     requests of one FU port in request order without a tag (ch. 5.4), so the FIFO's head names the client
@@ -117,6 +118,7 @@ class RmaAtsClient(wiring.Component):
         msg = Signal(AtsMessage)
         m.d.comb += [msg.translation_request.cmd.eq(AtsCmd.TRANSLATION_REQUEST),
                      msg.translation_request.write.eq(merge.o.payload.req.write),
+                     msg.translation_request.next.eq(merge.o.payload.req.next),
                      msg.translation_request.vpid.eq(merge.o.payload.req.vpid),
                      msg.translation_request.nla_page.eq(merge.o.payload.req.page)]
         with m.If(answer):

@@ -49,12 +49,15 @@ class RmaCompleter(wiring.Component):
 
     Translation (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is physical (table 7-7).
     Otherwise the page of the packet's first word (``(dst_qw + offset_qw) >> 9``; the packet never leaves
-    its line) is translated for a write, and the words go to ``ppn << 12 | offset``.  The last successful
-    translation is kept (VPID, page, PPN) and reused by the next packets of the same page, so a put of
-    64 lines costs one translation; ``flush`` forgets it, and a translation that arrives while ``stale``
-    (a flush waits for this side) is used for its packet only.  A failed translation: the payload is
-    consumed and not written, and the operation's completer notification, if one is due (put and
-    immediate put: ``cpl_notify``; get: ``cpl_notify``, or an error), carries ``ATU_FAULT`` when its
+    its line) is translated for a write, and the words go to ``ppn << 12 | offset``.  The request's
+    ``next`` is 1 when the operation's range from the packet's first word on reaches the end of the
+    packet's page: its last word is the page's last or lies in a later page (a train that crosses, which
+    only a requester that skips the page-crossing check sends, is written page by page).  The last
+    successful translation is kept (VPID, page, PPN) and reused by the next packets of the same page, so
+    a put of 64 lines costs one translation; ``flush`` forgets it, and a translation that arrives while
+    ``stale`` (a flush waits for this side) is used for its packet only.  A failed translation: the
+    payload is consumed and not written, and the operation's completer notification, if one is due (put
+    and immediate put: ``cpl_notify``; get: ``cpl_notify``, or an error), carries ``ATU_FAULT`` when its
     last packet failed; ``put_incr``/``get_incr`` do not count it.  (All packets of an operation share
     one page, so they fail alike unless a flush changes the GATE between them.)  The handshake and
     ``xbusy`` (flush rule) are :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts from the
@@ -133,7 +136,7 @@ class RmaCompleter(wiring.Component):
 
         # the page: physical, the kept translation or a new one
         ppn = Signal(PPN_BITS)
-        xl, kept, hit = self._translation(m, spec, addr_qw)
+        xl, kept, hit = self._translation(m, spec, c, addr_qw)
         trains = self._trains(m, NetHeader(rx.payload.data), hdr, c, is_get)
         beat = self._write_header(m, addr_qw, ppn, n)
 
@@ -240,9 +243,10 @@ class RmaCompleter(wiring.Component):
                     m.next = "IDLE"
         return m
 
-    def _translation(self, m, spec, addr_qw):
+    def _translation(self, m, spec, c, addr_qw):
         """The translation step and the kept translation; returns them and whether the packet's page
-        (of ``addr_qw``, for the VPID of ``spec``) hits the kept one."""
+        (of ``addr_qw``, for the VPID of ``spec``, in the operation of descriptor ``c``) hits the kept
+        one."""
         kept = Signal(data.StructLayout({"valid": 1, "vpid": len(spec.dst_vpid), "page": NLA_PAGE_BITS,
                                          "ppn": PPN_BITS}))
         hit = kept.valid & (kept.vpid == spec.dst_vpid) & (kept.page == addr_qw[9:])
@@ -252,6 +256,14 @@ class RmaCompleter(wiring.Component):
         m.d.comb += [self.xbusy.eq(xl.xbusy), xl.stale.eq(self.stale), xl.flush.eq(self.flush),
                      xl.req.payload.write.eq(1), xl.req.payload.vpid.eq(spec.dst_vpid),
                      xl.req.payload.page.eq(addr_qw[9:])]
+        # ``next`` (docs/rma.md, "Translation"): the operation's range from this packet on reaches the end
+        # of the packet's page.  In quadwords from the start of the operation's first page: the last one
+        # is ``start + span_m1`` (at most 1022: an operation has at most 512), so the end of the first
+        # page (511) can be reached, the second's (1023) cannot; the packet lies in the second when
+        # ``start + offset_qw`` carries into bit 9.  Two 9-bit adds of registers.
+        start = c.dst_qw[:9]
+        span_m1 = Mux(spec.cache_line, Cat(Const(7, 3), c.size_m1), c.size_m1)    # quadwords - 1
+        m.d.comb += xl.req.payload.next.eq((start + span_m1 >= 511) & ~(start + c.offset_qw)[9])
         with m.If(self.flush):
             m.d.sync += kept.valid.eq(0)
         return xl, kept, hit

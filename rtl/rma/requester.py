@@ -47,10 +47,11 @@ class RmaRequester(wiring.Component):
     NLAs by the target's completer and responder.  For a VPID with its ``phys`` bit the address is physical
     (table 7-7) and used as it is; otherwise the local page (``local_qw >> 9``) is translated for a read
     through ``xreq``/``xrsp``, and the reads go to ``ppn << 12 | offset`` (an operation never crosses a
-    page, so one translation covers it).  A failed translation ends the put with an ``ATU_FAULT``
-    requester notification, whatever the bits say, and ``error_incr``; nothing is sent and ``put_incr``
-    does not count it.  The handshake and ``xbusy`` (flush rule) are
-    :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the put's last word has been read.
+    page, so one translation covers it; its ``next`` is 1 when the local range ends at the page's end).
+    A failed translation ends the put with an ``ATU_FAULT`` requester notification, whatever the bits
+    say, and ``error_incr``; nothing is sent and ``put_incr`` does not count it.  The handshake and
+    ``xbusy`` (flush rule) are :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the put's
+    last word has been read.
 
     Otherwise:
 
@@ -107,6 +108,7 @@ class RmaRequester(wiring.Component):
         sized = is_put | is_get
         total = Signal(10)                  # quadwords of a put or get
         m.d.comb += total.eq(Mux(a.cache_line, (ops.size_m1 + 1) << 3, ops.size_m1 + 1))
+        local_end = ops.local_qw[:9] + total    # quadwords from the local page's start to the range's end
         error = Signal(RmaError)
         with m.If(cmd.as_value() > RmaCommand.NOTIFICATION_PUT.value):
             m.d.comb += error.eq(RmaError.UNKNOWN_COMMAND)
@@ -115,7 +117,7 @@ class RmaRequester(wiring.Component):
         requests = is_get | (cmd == RmaCommand.LOCK)
         with m.Elif((p.vpid >= self.vpids) | (~requests & (d.dst_vpid >= self.vpids))):
             m.d.comb += error.eq(RmaError.ATU_FAULT)
-        with m.Elif(sized & ((ops.local_qw[:9] + total > 512) | (d.remote_qw[:9] + total > 512))):
+        with m.Elif(sized & ((local_end > 512) | (d.remote_qw[:9] + total > 512))):
             m.d.comb += error.eq(RmaError.PAGE_CROSSING)
         with m.Elif(sized & (ops.local_qw[:3] != d.remote_qw[:3])):
             m.d.comb += error.eq(RmaError.MISALIGNED)
@@ -174,12 +176,13 @@ class RmaRequester(wiring.Component):
                      e.peer_vpid.eq(d.dst_vpid), e.peer_node.eq(d.dst_node),
                      e.value.eq(Mux(sized, Cat(Const(0, 3), ops.local_qw), 0))]
 
-        # the put's local page (docs/rma.md, "Translation")
+        # the put's local page (docs/rma.md, "Translation"); ``next``: the local range reaches the page's
+        # end (a put that runs beyond it ends with PAGE_CROSSING before it is translated, so: ends there)
         m.submodules.translate = xl = RmaTranslateStep()
         wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
         wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
-        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0), xl.req.payload.vpid.eq(p.vpid),
-                     xl.req.payload.page.eq(ops.local_qw[9:])]
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0), xl.req.payload.next.eq(local_end >= 512),
+                     xl.req.payload.vpid.eq(p.vpid), xl.req.payload.page.eq(ops.local_qw[9:])]
 
         def start():
             m.d.comb += [self.put_incr.eq(is_put | (cmd == RmaCommand.IMMEDIATE_PUT)), self.get_incr.eq(is_get)]

@@ -51,9 +51,10 @@ class RmaResponder(wiring.Component):
 
     Translation of a get's source (ch. 5.3, 7.5.5): for a VPID with its ``phys`` bit the address is
     physical (table 7-7).  Otherwise the page (``dst_qw >> 9``; a get never crosses a page) is translated
-    for a read and the reads go to ``ppn << 12 | offset``.  A failed translation is answered with one
-    ``ATU_FAULT`` error response without data (the origin's completer writes an error notification); no
-    responder notification, ``get_incr`` does not count it.  The handshake and ``xbusy`` (flush rule) are
+    for a read (``next`` 1 when the source range ends at the page's end) and the reads go to
+    ``ppn << 12 | offset``.  A failed translation is answered with one ``ATU_FAULT`` error response
+    without data (the origin's completer writes an error notification); no responder notification,
+    ``get_incr`` does not count it.  The handshake and ``xbusy`` (flush rule) are
     :class:`~rtl.rma.translate.RmaTranslateStep`'s; busy lasts until the get's last response has been
     sent (all its reads have returned then).
 
@@ -135,12 +136,14 @@ class RmaResponder(wiring.Component):
             m.d.sync += rd_off.eq(rd_off + seg_words(rd_off))
             with m.If(rd_off + seg_words(rd_off) == total):
                 m.d.sync += reading.eq(0)
-        # the get's source page (docs/rma.md, "Translation")
+        # the get's source page (docs/rma.md, "Translation"); ``next``: the source range reaches the page's
+        # end (quadwords from the page's start to the range's end: 512 or more)
         m.submodules.translate = xl = RmaTranslateStep()
         wiring.connect(m, xl.xreq, wiring.flipped(self.xreq))
         wiring.connect(m, wiring.flipped(self.xrsp), xl.xrsp)
-        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0), xl.req.payload.vpid.eq(vpid),
-                     xl.req.payload.page.eq(c.dst_qw[9:])]
+        m.d.comb += [self.xbusy.eq(xl.xbusy), xl.req.payload.write.eq(0),
+                     xl.req.payload.next.eq(c.dst_qw[:9] + total >= 512),
+                     xl.req.payload.vpid.eq(vpid), xl.req.payload.page.eq(c.dst_qw[9:])]
 
         error = Signal(RmaError)
         rerr = Signal()                 # a read of this get failed: zero words went out instead

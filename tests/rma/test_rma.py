@@ -9,7 +9,10 @@ physical addresses and translated NLAs, including bad descriptors, disabled VPID
 and ATU faults (unregistered NLA, a GATE of another VPID, no write or read permission) -- run
 concurrently on disjoint buffers; memories (so no write lands outside a registered page), notification
 queues, interrupts and counters must equal :class:`sim.rma_model.RmaNetworkModel` run on the same
-operations with the same GATE tables.
+operations with the same GATE tables, and every translation request must name a translated side of an
+operation (its VPID, access and first page) with the ``next`` bit :func:`next_bit` computes from the
+side's address and length (a quarter of the puts and gets end at their page's end, a tenth one
+quadword before it).
 
 ``test_flush_waits_for_operations``: an ATS flush request (ch. 5.3) for a page that a put, a get and a
 put from it use at node 1, sent with the GATE zeroed at the first write into the page; the flush
@@ -29,7 +32,16 @@ from amaranth.lib.wiring import Out
 from rtl.atu.layout import GATE_INDEX_BITS
 from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxLinkSignature
-from rtl.rma.formats import PAGE_BYTES, RmaCommand, RmaError, RmaNotifyClass, RmaPageOffset
+from rtl.rma.formats import (
+    LINE_BYTES,
+    PAGE_BYTES,
+    RmaCommand,
+    RmaDescriptor,
+    RmaError,
+    RmaNotifyClass,
+    RmaPageOffset,
+    RmaPutGetOperands,
+)
 from rtl.rma.rma import Rma
 from sim.amsim import Clock, HtaxHost, run_sim
 from sim.atu_model import AtuModel, decode_ats, gate_word
@@ -194,7 +206,13 @@ def random_ops(rng, gates, count):
         cl = rng.random() < 0.3
         units = rng.randint(1, 64)
         nbytes = units * (64 if cl else 8)
-        off = 8 * rng.randrange(0, (PAGE_BYTES - nbytes) // 8 + 1)
+        end = rng.random()
+        if end < 0.25:
+            off = PAGE_BYTES - nbytes                   # ends at the page's end: ``next``
+        elif end < 0.35 and nbytes < PAGE_BYTES:
+            off = PAGE_BYTES - nbytes - 8               # one quadword before it
+        else:
+            off = 8 * rng.randrange(0, (PAGE_BYTES - nbytes) // 8 + 1)
         local = pages[origin].pop() + off
         remote = pages[1 - origin].pop() + off
         r = rng.random()
@@ -236,15 +254,65 @@ def random_ops(rng, gates, count):
             (RmaCommand.GET, {"local": g0.register(2, page[0] + 0x300, write=0), "remote": page[1] + 0x300}, 2),
             (RmaCommand.GET, {"dst_vpid": 6, "local": page[0] + 0x400, "remote": g1.register(6, page[1] + 0x400,
                                                                                           read=0)}, 1),
-            # and a put and a get that succeed, both through NLAs
+            # and a put and a get that succeed, both through NLAs, the get ending at its pages' end
             (RmaCommand.PUT, {"dst_vpid": 6, "local": g0.register(2, good[0]), "remote": g1.register(6, good[1]),
                               "units": 5}, 2),
-            (RmaCommand.GET, {"dst_vpid": 6, "local": g0.register(2, good[0] + 0x800),
-                              "remote": g1.register(6, good[1] + 0x800), "units": 5}, 2)):
+            (RmaCommand.GET, {"dst_vpid": 6, "local": g0.register(2, good[0] + PAGE_BYTES - 40),
+                              "remote": g1.register(6, good[1] + PAGE_BYTES - 40), "units": 5}, 2)):
         desc = descriptor(command=cmd, dst_node=1, **({"dst_vpid": 0} | kw))
         ops.insert(rng.randrange(len(ops) + 1), (0, bits | {"vpid": vpid, "command": int(getattr(cmd, "value", cmd))},
                                                  desc))
     return ops
+
+
+def next_bit(start, nbytes, page):
+    """The ``next`` bit of the translation request for NLA page ``page`` of an operation side on bytes
+    ``start .. start + nbytes - 1`` (``docs/rma.md``, "Translation"): 1 when the side's last byte lies
+    at or beyond the page's last byte (the access reaches the end of its page)."""
+    assert start // PAGE_BYTES <= page <= (start + nbytes - 1) // PAGE_BYTES, (hex(start), nbytes, hex(page))
+    return int(start + nbytes - 1 >= (page + 1) * PAGE_BYTES - 1)
+
+
+def translated_sides(ops):
+    """Per node, ``{first NLA page: (VPID, write, start, bytes)}`` of the operation sides it translates
+    (their VPID is not physical): a put's local side (requester, read) and remote side (completer,
+    write), an immediate put's remote side (completer, 8 bytes), a get's remote side (responder, read)
+    and local side (the origin's completer, write).  Every NLA is a fresh GATE index, so a page names
+    one side."""
+    sides = [{}, {}]
+    for origin, fields, desc in ops:
+        d = unpack(RmaDescriptor, desc, ["op", "remote_qw", "dst_node", "dst_vpid"])
+        o = unpack(RmaPutGetOperands, d["op"], ["local_qw", "size_m1"])
+        nbytes = (o["size_m1"] + 1) * (LINE_BYTES if fields["cache_line"] else 8)
+        local = (origin, fields["vpid"], 8 * o["local_qw"])
+        remote = (d["dst_node"], d["dst_vpid"], 8 * d["remote_qw"])
+        cmd = fields["command"]
+        found = {RmaCommand.PUT.value: [(local, 0, nbytes), (remote, 1, nbytes)],
+                 RmaCommand.GET.value: [(remote, 0, nbytes), (local, 1, nbytes)],
+                 RmaCommand.IMMEDIATE_PUT.value: [(remote, 1, 8)]}.get(cmd, [])
+        for (node, vpid, start), write, size in found:
+            if vpid in VIRTUAL:
+                assert start // PAGE_BYTES not in sides[node], hex(start)
+                sides[node][start // PAGE_BYTES] = (vpid, write, start, size)
+    return sides
+
+
+def check_requests(ops, hosts):
+    """Every recorded translation request is for a translated side of ``ops`` (its VPID, access and
+    first page: a side that crosses a page is refused at the requester) with ``next`` from
+    :func:`next_bit`; returns the ``next`` values seen."""
+    seen = set()
+    for n, sides in enumerate(translated_sides(ops)):
+        for w in hosts[n].requests:
+            r = unpack(AtsMessage, w, [f"translation_request.{k}" for k in ("vpid", "nla_page", "write", "next")])
+            vpid, page, write, nxt = r.values()
+            assert page in sides, f"node {n}: a translation request for page {page:#x} of no operation"
+            side_vpid, side_write, start, nbytes = sides[page]
+            assert (vpid, write) == (side_vpid, side_write), (n, hex(page), vpid, write)
+            assert nxt == next_bit(start, nbytes, page), \
+                f"node {n}: page {page:#x} of the side at {start:#x}, {nbytes} bytes: next {nxt}"
+            seen.add(nxt)
+    return seen
 
 
 def store(fields, desc):
@@ -281,8 +349,9 @@ def seed_rng():
 def test_two_nodes_random(ready_p, reorder):
     rng = seed_rng()
     gates = [Gates(), Gates()]
+    # both values of ``next``: random_ops has a put and a get through NLAs, the get ending at its pages' end
     models = run_system(rng, gates, random_ops(rng, gates, int(os.environ.get("RMA_OPS", 12))), ready_p=ready_p,
-                        reorder=reorder)
+                        reorder=reorder, nexts={0, 1})
     total = Counter()
     for mod in models:
         total.update(mod.counters)
@@ -294,19 +363,20 @@ def test_two_nodes_soak():
     """Many more operations, out-of-order reads and backpressure (``make soak``)."""
     rng = seed_rng()
     gates = [Gates(), Gates()]
-    run_system(rng, gates, random_ops(rng, gates, 200), ready_p=0.6, reorder=True, watchdog=400_000)
+    run_system(rng, gates, random_ops(rng, gates, 200), ready_p=0.6, reorder=True, watchdog=400_000, nexts={0, 1})
 
 
 class Host(HtaxHost):
     """One node's host memory (:class:`sim.amsim.HtaxHost`), descriptor source and ATU: descriptors are
     posted writes, translation requests are answered from the node's GATE table after a random latency
-    in request order, flush responses are recorded."""
+    in request order; translation requests and flush responses are recorded."""
 
     def __init__(self, n, node, rng, mem, gates, posted, *, ready_p, reorder):
         super().__init__(node.htax_tx, node.htax_rx, mem, port=HOST, rng=rng, latency=(4, 40), reorder=reorder,
                          stall=1 - ready_p, post=0.8, on_packet=Host.ats)
         self.n, self.gates = n, gates
         self.flush_responses = []   # (cycle, word)
+        self.requests = []          # the translation requests (ATS message words), in order
         for f, d in posted:
             self.post(store(f, d))
 
@@ -317,6 +387,7 @@ class Host(HtaxHost):
             self.flush_responses.append((self.now, p.ats))
             return
         assert cmd == AtsCmd.TRANSLATION_REQUEST, cmd
+        self.requests.append(p.ats)
         r = unpack(AtsMessage, p.ats, [f"translation_request.{k}" for k in ("vpid", "nla_page", "write")])
         t = self.gates.atu.translate(*r.values())
         due = max([self.now + self.rng.randint(3, 30)] + [d for d, _ in self.later])    # in request order
@@ -349,7 +420,9 @@ def simulate(rng, init, gates, ops, *, ready_p, reorder, watchdog=None, hook=Non
     return mems, hosts, shared
 
 
-def run_system(rng, gates, ops, *, ready_p, reorder, watchdog=None):
+def run_system(rng, gates, ops, *, ready_p, reorder, watchdog=None, nexts=None):
+    """Run ``ops`` on the RTL and on the model and compare; ``nexts``: the ``next`` values the
+    translation requests must show (each checked by :func:`check_requests` anyway)."""
     init = [rng.randbytes(MEM) for _ in range(2)]
     models = [RmaNodeModel(node=n, memory=FlatMemory(init[n]), vpids=VPIDS, nq_size=NQ_SIZE, lock_base=LOCKS,
                            lock_size=VPIDS * PAGE_BYTES, queues=queues_for(), translate=gates[n].atu.translate)
@@ -376,6 +449,8 @@ def run_system(rng, gates, ops, *, ready_p, reorder, watchdog=None):
                      "cpl_dropped": mc["cpl_dropped"] - c["rsp_refused"], "nq_dropped": mc["nq_dropped"],
                      "rx_dropped": 0, "atu_fault": mc["atu_fault"], "atu_flush": 0}, c
         assert shared["irqs"][n] == Counter(mod.interrupts), f"node {n}: interrupts"
+    seen = check_requests(ops, hosts)
+    assert nexts is None or seen == nexts, f"next values {seen}, not {nexts}"
     return models
 
 
