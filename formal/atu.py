@@ -12,9 +12,13 @@ any traffic.  This file only adds the environment and the properties at the ATU'
 no state of the ATU.
 
 * ``vpid_perm``: the environment sends one fixed (``AnyConst``) translation request over and over
-  and answers every GATE read with one fixed (``AnyConst``) GATE; whenever the ATU sends a translation
-  response with ``ok = 1``, the GATE is valid, its VPID equals the request's, it permits the access and
-  the physical page is the GATE's.  Hits (after a fill) and misses are both reached within the depth.
+  and answers every GATE read with one fixed (``AnyConst``) GATE first and another fixed GATE in
+  every further word (the look-ahead GATEs of other pages; responses of 1..8 words, the GAT base
+  entry's ``large`` flag and address arbitrary in every cycle); whenever the ATU sends a translation
+  response with ``ok = 1``, the first GATE is valid, its VPID equals the request's, it permits the
+  access, its page size agrees and the physical page is the GATE's (a large page: plus the page's index
+  in it).  So no look-ahead GATE ever answers the requested page.  Hits (after a fill) and misses are
+  both reached within the depth.
 * ``links``: any traffic that obeys the HTAX link rules on the rx link (:mod:`rtl.common.htax_rules`),
   a switch that refuses VCs at random, random flush strobes and GAT base data: the blocks' invariants
   hold, among them the link rules on the tx link (stream rules, framing, well-formed headers) and the
@@ -22,10 +26,10 @@ no state of the ATU.
 """
 
 from amaranth.asserts import AnyConst, AnySeq
-from amaranth.hdl import Assert, Assume, Elaboratable, Fragment, Module, Signal
+from amaranth.hdl import Assert, Assume, Elaboratable, Fragment, Module, Mux, Signal
 
 from rtl.atu import Atu
-from rtl.atu.layout import Gate
+from rtl.atu.layout import LARGE_PAGE_BITS, Gate
 from rtl.common.ats import AtsCmd, AtsMessage
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from rtl.common.htax_rules import link_rules, sink_rules
@@ -33,8 +37,8 @@ from sim.formal import Proof
 
 
 def _small():
-    return Atu(gat_entries=2, tlb_entries=16, tlb_ways=1, reorder_entries=4, request_fifo=4, vpids=2,
-               htax_port=2, host_port=0, fu_ports=(3,))
+    return Atu(gat_entries=2, tlb_entries=16, tlb_ways=1, large_tlb_entries=2, reorder_entries=4, request_fifo=4,
+               vpids=2, htax_port=2, host_port=0, fu_ports=(3,))
 
 
 class AtuProperties(Elaboratable):
@@ -68,15 +72,21 @@ class AtuProperties(Elaboratable):
             return m
         req = Signal(AtsMessage)
         gate = Signal(Gate)
-        m.d.comb += [req.eq(AnyConst(64)), gate.eq(AnyConst(64))]
+        other = Signal(Gate)                # every look-ahead word
+        m.d.comb += [req.eq(AnyConst(64)), gate.eq(AnyConst(64)), other.eq(AnyConst(64))]
         beat, hdr = rx.payload, rx.payload.word.header
+        in_rsp = Signal()                   # the next RESPONSE beat is a look-ahead word
+        with m.If(rx.valid & rx.ready.bit_select(beat.vc.as_value(), 1) & (beat.vc == HtaxVC.RESPONSE)):
+            m.d.sync += in_rsp.eq(~beat.first)
         with m.If(rx.valid):
             with m.If(beat.vc == HtaxVC.ATS):
                 m.d.comb += Assume(hdr.body.ats.as_value() == req.as_value())
             with m.If(beat.vc == HtaxVC.RESPONSE):
                 with m.If(beat.first):
                     m.d.comb += Assume((hdr.cmd == HtaxCmd.RESPONSE) & (hdr.status == HtaxStatus.OK)
-                                       & (hdr.body.mem.length == 1))
+                                       & (hdr.body.mem.length != 0))
+                with m.Elif(in_rsp):
+                    m.d.comb += Assume(beat.word.data == other.as_value())
                 with m.Else():
                     m.d.comb += Assume(beat.word.data == gate.as_value())
             m.d.comb += Assume((beat.vc == HtaxVC.ATS) | (beat.vc == HtaxVC.RESPONSE))
@@ -89,7 +99,8 @@ class AtuProperties(Elaboratable):
                 Assert(gate.vpid == tr.vpid),
                 Assert(gate.write | ~tr.write),
                 Assert(gate.read | tr.write),
-                Assert(rsp.ppn == gate.ppn),
+                Assert(~gate.large | (gate.ppn[:LARGE_PAGE_BITS] == 0)),
+                Assert(rsp.ppn == (gate.ppn | Mux(gate.large, tr.nla_page[:LARGE_PAGE_BITS], 0))),
             ]
         return m
 

@@ -4,10 +4,17 @@ The model answers a translation request from the GAT base table and the GATEs in
 the cause priority the RTL implements:
 
 1. VPID not below ``vpids`` or NLA page beyond ``gat_entries`` GATs -> ``NLA_RANGE``;
-2. GAT base entry zero -> ``GAT_NOT_CONFIGURED``;
+2. GAT base entry zero, or a 4 KB-page GAT whose base is not 2 MB aligned -> ``GAT_NOT_CONFIGURED``;
 3. the GATE read fails (unallocated memory) -> ``MEMORY_ERROR``;
 4. GATE not valid -> ``INVALID_GATE``; 5. GATE VPID differs -> ``VPID_MISMATCH``;
-6. read/write not permitted -> ``PERMISSION``; otherwise OK with the GATE's page number.
+6. the GATE's ``large`` flag differs from its GAT's, or a large page's PPN is not 2 MB aligned ->
+   ``PAGE_SIZE``;
+7. read/write not permitted -> ``PERMISSION``; otherwise OK with the GATE's page number (a large page:
+   its PPN plus the 4 KB page's index inside the 2 MB page).
+
+A GAT base entry (:class:`rtl.atu.layout.GatBase`) holds the base and the ``large`` flag in bit 0: a
+4 KB-page GAT has 2^18 GATEs (GATE index = the NLA page's low 18 bits), a large-page GAT 2^9 (GATE
+index = those bits >> 9).
 
 A TLB only caches GATEs, so as long as software changes a GATE only through the flush protocol the
 answer equals the model's at the time of the request.  Packing helpers use the same structs as the RTL.
@@ -15,7 +22,7 @@ answer equals the model's at the time of the request.  Packing helpers use the s
 
 from dataclasses import dataclass
 
-from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, Gate
+from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, Gate
 from rtl.common.ats import AtsCause, AtsCmd, AtsMessage
 from sim.layout import pack, unpack
 
@@ -30,19 +37,19 @@ class Translation:
     ppn: int
 
 
-def gate_word(*, ppn, vpid, read=1, write=1, valid=1):
+def gate_word(*, ppn, vpid, read=1, write=1, valid=1, large=0):
     """A 64-bit GATE (:class:`rtl.atu.layout.Gate`)."""
-    return pack(Gate, {"valid": valid, "read": read, "write": write, "vpid": vpid, "ppn": ppn})
+    return pack(Gate, {"valid": valid, "read": read, "write": write, "large": large, "vpid": vpid, "ppn": ppn})
 
 
 def gate_fields(word):
-    return unpack(Gate, word, ["valid", "read", "write", "vpid", "ppn"])
+    return unpack(Gate, word, ["valid", "read", "write", "large", "vpid", "ppn"])
 
 
-def translation_request(*, vpid, nla_page, write):
+def translation_request(*, vpid, nla_page, write, next=0):
     return pack(AtsMessage, {"translation_request.cmd": AtsCmd.TRANSLATION_REQUEST.value,
                              "translation_request.vpid": vpid, "translation_request.nla_page": nla_page,
-                             "translation_request.write": write})
+                             "translation_request.write": write, "translation_request.next": next})
 
 
 def flush_response(request_word):
@@ -78,22 +85,34 @@ class AtuModel:
         self.gat_entries = gat_entries
         self.vpids = vpids
         self.read64 = read64
-        self.gat_base = [0] * gat_entries       # 2 MB-aligned physical base, 0: not configured
+        self.gat_base = [0] * gat_entries       # register value: base | large (bit 0); 0: not configured
+
+    def large(self, nla_page):
+        """The NLA page's GAT maps 2 MB pages."""
+        return self.gat_base[nla_page >> GATE_INDEX_BITS] & 1
 
     def gate_address(self, nla_page):
-        return self.gat_base[nla_page >> GATE_INDEX_BITS] + 8 * (nla_page & ((1 << GATE_INDEX_BITS) - 1))
+        entry = self.gat_base[nla_page >> GATE_INDEX_BITS]
+        index = nla_page & ((1 << GATE_INDEX_BITS) - 1)
+        if entry & 1:
+            index >>= LARGE_PAGE_BITS
+        return (entry >> GAT_BASE_SHIFT << GAT_BASE_SHIFT) + 8 * index
 
     def translate(self, vpid, nla_page, write):
         """The expected :class:`Translation` of one request."""
         gat = nla_page >> GATE_INDEX_BITS
         if vpid >= self.vpids or gat >= self.gat_entries:
             return Translation(0, AtsCause.NLA_RANGE, 0)
-        if self.gat_base[gat] >> GAT_BASE_SHIFT == 0:
+        base = self.gat_base[gat] >> GAT_BASE_SHIFT
+        if base == 0 or not self.gat_base[gat] & 1 and base % (1 << SMALL_GAT_ALIGN_BITS):
             return Translation(0, AtsCause.GAT_NOT_CONFIGURED, 0)
-        return self.check(self.read64(self.gate_address(nla_page)), vpid, write)
+        return self.check(self.read64(self.gate_address(nla_page)), vpid, write, large=self.large(nla_page),
+                          page=nla_page)
 
     @staticmethod
-    def check(gate, vpid, write):
+    def check(gate, vpid, write, *, large=0, page=0):
+        """The answer for ``gate`` (``None``: a memory error), read for NLA page ``page`` of a GAT with
+        the ``large`` flag."""
         if gate is None:
             return Translation(0, AtsCause.MEMORY_ERROR, 0)
         g = gate_fields(gate)
@@ -101,6 +120,8 @@ class AtuModel:
             return Translation(0, AtsCause.INVALID_GATE, 0)
         if g["vpid"] != vpid:
             return Translation(0, AtsCause.VPID_MISMATCH, 0)
+        if g["large"] != large or large and g["ppn"] % (1 << LARGE_PAGE_BITS):
+            return Translation(0, AtsCause.PAGE_SIZE, 0)
         if not (g["write"] if write else g["read"]):
             return Translation(0, AtsCause.PERMISSION, 0)
-        return Translation(1, AtsCause.NONE, g["ppn"])
+        return Translation(1, AtsCause.NONE, g["ppn"] | (page % (1 << LARGE_PAGE_BITS) if large else 0))

@@ -106,7 +106,8 @@ class BoardMemory:
     and ``free``; the data is on the board, reached by :class:`BoardHost`'s ``mem_*``).
 
     Pages of 4 KiB from ``base`` up to ``gat_base``, first fit; ``alloc(..., huge=True)`` is the GAT
-    (once): its base ``gat_base`` and the ``gat_gates`` GATEs that fit above it.  A page handed out
+    (once): its base ``gat_base`` and the ``gat_gates`` GATEs that fit above it; no 2 MiB page fits
+    (``can_alloc(size, huge=True)`` is false for one, so the driver maps 4 KiB pages).  A page handed out
     again is zeroed before the next access of the board (:meth:`BoardHost.settle`): the driver expects
     fresh pages to be zero, as the operating system's are.  ``zeroed``: the memory is known to be all
     zero (a freshly configured board); otherwise every page is zeroed when first allocated.
@@ -129,6 +130,23 @@ class BoardMemory:
     def free_pages(self):
         return self._owner.count(None)
 
+    def _free_run(self, pages):
+        """Index of the first of ``pages`` consecutive free pages, or ``None``."""
+        run = 0
+        for k, o in enumerate(self._owner):
+            run = run + 1 if o is None else 0
+            if run == pages:
+                return k - pages + 1
+        return None
+
+    def can_alloc(self, size, *, huge=False):
+        """:meth:`alloc` of ``size`` bytes would succeed: with ``huge`` only the GAT, never a 2 MiB page."""
+        if size <= 0:
+            return False
+        if huge:
+            return size == 8 * self.gat_gates and self._gat is None
+        return self._free_run(-(-size // PAGE)) is not None
+
     def alloc(self, size, *, owner=KERNEL, huge=False, zero=True):
         if size <= 0:
             raise ValueError(f"size must be positive, not {size}")
@@ -141,17 +159,14 @@ class BoardMemory:
             self._gat = owner
             return self.gat_base
         pages = -(-size // PAGE)
-        run = 0
-        for k, o in enumerate(self._owner):
-            run = run + 1 if o is None else 0
-            if run == pages:
-                first = k - pages + 1
-                for pn in range(first, k + 1):
-                    self._owner[pn] = owner
-                    if zero and pn in self._dirty:
-                        self.to_zero.append((self.base + pn * PAGE, PAGE))
-                    self._dirty.add(pn)
-                return self.base + first * PAGE
+        first = self._free_run(pages)
+        if first is not None:
+            for pn in range(first, first + pages):
+                self._owner[pn] = owner
+                if zero and pn in self._dirty:
+                    self.to_zero.append((self.base + pn * PAGE, PAGE))
+                self._dirty.add(pn)
+            return self.base + first * PAGE
         raise MemoryError(f"{pages} consecutive pages of the board's host memory are not free "
                           f"({self.free_pages} of {len(self._owner)} pages free)")
 

@@ -57,20 +57,31 @@ class HostMemory:
         self.write_hook = None      # callable(addr, size, owner) -> bool (False: refuse) for device writes
 
     # -- allocation ----------------------------------------------------------------------------
+    def _place(self, size, huge):
+        align = HUGE_PAGE if huge else PAGE
+        base = -(-self._next // align) * align
+        return base, -(-size // align) * align
+
+    def can_alloc(self, size, *, huge=False):
+        """:meth:`alloc` of ``size`` bytes (``huge``: of 2 MiB-aligned huge pages) would succeed."""
+        base, size = self._place(size, huge)
+        return size > 0 and base + size <= self.limit
+
     def alloc(self, size, *, owner=KERNEL, huge=False, zero=True):
-        """Allocate ``size`` bytes of whole pages (2 MiB-aligned huge pages if ``huge``); return the base."""
+        """Allocate ``size`` bytes of whole pages (2 MiB-aligned huge pages if ``huge``); return the base.
+
+        A page's data is held from its first write on (an unwritten page reads as zero), so a large
+        allocation costs only its ownership entries."""
         if size <= 0:
             raise ValueError(f"size must be positive, not {size}")
-        align = HUGE_PAGE if huge else PAGE
-        size = -(-size // align) * align
-        base = -(-self._next // align) * align
+        base, size = self._place(size, huge)
         if base + size > self.limit:
             raise MemoryError("host physical address space exhausted")
         self._next = base + size
         for pn in range(base // PAGE, (base + size) // PAGE):
             self._owner[pn] = owner
             if zero:
-                self._pages[pn] = bytearray(PAGE)
+                self._pages.pop(pn, None)
         return base
 
     def free(self, base, size):
@@ -80,6 +91,10 @@ class HostMemory:
 
     def owner(self, addr):
         return self._owner.get(addr // PAGE)
+
+    def bytes_owned(self, owner):
+        """Bytes of the pages that belong to ``owner``."""
+        return PAGE * sum(1 for o in self._owner.values() if o == owner)
 
     def set_owner(self, base, size, owner):
         for pn in range(base // PAGE, -(-(base + size) // PAGE)):

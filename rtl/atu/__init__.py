@@ -4,7 +4,7 @@ from rtl.common.regview import connect_regs
 
 from .atu import REGISTERS, Atu
 from .flush import AtuFlush, FlushControlSignature
-from .formats import AsyncReadSignature, AtuFormats, OfferSignature
+from .formats import AsyncReadSignature, AtuFormats, OfferSignature, TlbGeometry
 from .gate import AtuGateCheck
 from .layout import GatBase, Gate, Nla, NlaPage
 from .lookup import AtuLookup
@@ -18,14 +18,15 @@ from .tx import AtuTxArbiter
 __all__ = ["connect_regs",
            "Atu", "REGISTERS", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
            "AtuReadQueue", "AtuGateCheck", "AtuFlush", "AtuTxArbiter", "AtuFormats", "OfferSignature",
-           "AsyncReadSignature", "TlbReadSignature", "FlushControlSignature", "Gate", "GatBase", "Nla", "NlaPage",
-           "UNITS", "atu_from_config"]
+           "AsyncReadSignature", "TlbGeometry", "TlbReadSignature", "FlushControlSignature", "Gate", "GatBase",
+           "Nla", "NlaPage", "UNITS", "atu_from_config"]
 
 
 def atu_from_config(cfg, **overrides):
     """The :class:`Atu` for ``cfg`` (``[atu]`` and ``[system]``), with keyword ``overrides``."""
     a = cfg["atu"]
     kw = dict(gat_entries=a["gat_entries"], tlb_entries=a["tlb_entries"], tlb_ways=a["tlb_ways"],
+              large_tlb_entries=a["large_tlb_entries"], lookahead=a["lookahead"],
               reorder_entries=a["reorder_entries"], request_fifo=a["request_fifo"], vpids=cfg["system"]["vpids"],
               htax_port=a["htax_port"], host_port=a["host_port"], fu_ports=tuple(a["fu_ports"]))
     kw.update(overrides)

@@ -35,6 +35,11 @@ tlb_entries : int
     TLB entries (power of two, 16..16384).
 tlb_ways : int
     1, 2 or 4.
+large_tlb_entries : int
+    Entries of the large-page TLB (power of two, 2..512; direct mapped).
+lookahead : int
+    0..7: the most look-ahead GATEs a miss's read fetches after its own, for a request whose access
+    continues into the next page (0: no look-ahead).
 reorder_entries : int
     Reorder-buffer slots = outstanding misses (power of two, 2..32).
 request_fifo : int
@@ -60,16 +65,16 @@ regs : Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries))
     flush also sets the interrupt status bit (an MSI-style write when ``irq.mask.atu_flush_done`` is set).
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out, connect, flipped
 
 from rtl.common.htax import HtaxPortSignature
-from rtl.common.params import check_choice, check_distinct, check_port, check_pow2
+from rtl.common.params import check_choice, check_distinct, check_int, check_port, check_pow2
 from rtl.common.regview import RegisterView
 
 from .flush import AtuFlush
-from .formats import AtuFormats
+from .formats import LINE_GATES, AtuFormats
 from .gate import AtuGateCheck
 from .lookup import AtuLookup
 from .queue import AtuRequestQueue
@@ -81,12 +86,14 @@ from .tx import AtuTxArbiter
 __all__ = ["Atu", "REGISTERS", "check_params"]
 
 
-def check_params(*, gat_entries, tlb_entries, tlb_ways, reorder_entries, request_fifo, vpids, htax_port,
-                 host_port, fu_ports):
+def check_params(*, gat_entries, tlb_entries, tlb_ways, large_tlb_entries, lookahead, reorder_entries,
+                 request_fifo, vpids, htax_port, host_port, fu_ports):
     """Validate the ATU parameters; raise ``TypeError``/``ValueError`` with a precise message."""
     check_pow2("gat_entries", gat_entries, 2, 1 << 14)
     check_pow2("tlb_entries", tlb_entries, 16, 1 << 14)
     check_choice("tlb_ways", tlb_ways, (1, 2, 4))
+    check_pow2("large_tlb_entries", large_tlb_entries, 2, 1 << 9)
+    check_int("lookahead", lookahead, 0, LINE_GATES - 1)
     check_pow2("reorder_entries", reorder_entries, 2, 32)
     check_pow2("request_fifo", request_fifo, 4, 4096)
     check_pow2("vpids", vpids, 2, 1 << 16)
@@ -111,23 +118,26 @@ REGISTERS = ("atu", "irq.status.atu_flush_done")
 class Atu(wiring.Component):
     __doc__ = __doc__
 
-    def __init__(self, *, gat_entries=512, tlb_entries=1024, tlb_ways=1, reorder_entries=32, request_fifo=64,
-                 vpids=32, htax_port=2, host_port=0, fu_ports=(3, 4, 5)):
+    def __init__(self, *, gat_entries=512, tlb_entries=1024, tlb_ways=1, large_tlb_entries=16, lookahead=7,
+                 reorder_entries=32, request_fifo=64, vpids=32, htax_port=2, host_port=0, fu_ports=(3, 4, 5)):
         self.fu_ports = check_params(gat_entries=gat_entries, tlb_entries=tlb_entries, tlb_ways=tlb_ways,
+                                     large_tlb_entries=large_tlb_entries, lookahead=lookahead,
                                      reorder_entries=reorder_entries, request_fifo=request_fifo, vpids=vpids,
                                      htax_port=htax_port, host_port=host_port, fu_ports=fu_ports)
         self.gat_entries = gat_entries
         self.tlb_entries = tlb_entries
         self.tlb_ways = tlb_ways
+        self.large_tlb_entries = large_tlb_entries
+        self.lookahead = lookahead
         self.reorder_entries = reorder_entries
         self.request_fifo = request_fifo
         self.vpids = vpids
         self.htax_port = htax_port
         self.host_port = host_port
         self.formats = AtuFormats(gat_entries=gat_entries, tlb_entries=tlb_entries, tlb_ways=tlb_ways,
-                                  reorder_entries=reorder_entries, vpids=vpids, fus=len(self.fu_ports))
+                                  reorder_entries=reorder_entries, vpids=vpids, fus=len(self.fu_ports),
+                                  large_tlb_entries=large_tlb_entries)
         self.nla_bits = self.formats.nla_bits
-        self.set_bits = self.formats.set_bits
         super().__init__({
             "htax": Out(HtaxPortSignature()),
             "regs": Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries)),
@@ -138,8 +148,9 @@ class Atu(wiring.Component):
         f = self.formats
         m.submodules.rx = rx = AtuRxDecoder(formats=f)
         m.submodules.queue = queue = AtuRequestQueue(shape=f.request, depth=self.request_fifo)
-        m.submodules.lookup = lookup = AtuLookup(formats=f, fu_ports=self.fu_ports)
-        m.submodules.tlb = tlb = AtuTlb(formats=f)
+        m.submodules.lookup = lookup = AtuLookup(formats=f, fu_ports=self.fu_ports, lookahead=self.lookahead)
+        m.submodules.tlb = tlb = AtuTlb(formats=f, geometry=f.small)
+        m.submodules.ltlb = ltlb = AtuTlb(formats=f, geometry=f.large)
         m.submodules.rob = rob = AtuReorderBuffer(formats=f)
         m.submodules.gate = gate = AtuGateCheck(formats=f)
         m.submodules.flush = flush = AtuFlush(formats=f, fu_ports=self.fu_ports)
@@ -150,6 +161,9 @@ class Atu(wiring.Component):
         connect(m, rx.requests, queue.i)
         connect(m, queue.o, lookup.requests)
         connect(m, lookup.tlb, tlb.read)
+        connect(m, lookup.ltlb, ltlb.read)
+        connect(m, lookup.touch, tlb.touch)
+        connect(m, lookup.ltouch, ltlb.touch)
         connect(m, lookup.results, rob.requests)
         connect(m, rob.responses, tx.responses)
         connect(m, rob.reads, tx.reads)
@@ -164,6 +178,9 @@ class Atu(wiring.Component):
         connect(m, rx.flush_responses, flush.responses)
         connect(m, flush.requests, tx.flush_requests)
         connect(m, flush.invalidate, tlb.invalidate)
+        connect(m, flush.linvalidate, ltlb.invalidate)
+        # the large-page TLB sees the same fills (it takes those of large pages)
+        m.d.comb += [ltlb.fill.valid.eq(gate.fill.valid), ltlb.fill.payload.eq(gate.fill.payload)]
         connect(m, tx.answered, flush.answered)
         m.d.comb += [
             rx.requests_ready2.eq(queue.i_ready2),
@@ -178,13 +195,19 @@ class Atu(wiring.Component):
         regs = self.regs.atu
         m.d.comb += [
             flush.control.nla.eq(regs.flush.nla), flush.control.vpid.eq(regs.flush.vpid),
+            flush.control.extra.eq(regs.flush_range.extra),
             flush.control.tlb.eq(regs.flush.tlb), flush.control.ats.eq(regs.flush.ats),
             flush.control.start.eq(regs.flush.start),
             regs.flush.done_set.eq(flush.control.done), regs.flush_counters.atu_flushes_incr.eq(flush.control.done),
             self.regs.irq.status.atu_flush_done_event.eq(flush.control.done),
-            regs.flush_counters.tlb_flushes_incr.eq(flush.invalidate.valid),
+            regs.flush_counters.tlb_flushes_incr.eq(flush.tlb_flush),
             regs.tlb_counters.hits_incr.eq(lookup.hit), regs.tlb_counters.misses_incr.eq(lookup.miss),
             regs.errors.failed_incr.eq(tx.failed), regs.errors.dropped_incr.eq(rx.dropped | flush.dropped),
-            regs.gat_base.addr.eq(lookup.gat_addr), lookup.gat_data.eq(regs.gat_base.data.addr),
+            regs.gat_base.addr.eq(lookup.gat_addr), lookup.gat_data.addr.eq(regs.gat_base.data.addr),
+            lookup.gat_data.large.eq(regs.gat_base.data.large),
+            regs.lookahead_counters.filled_incr.eq(
+                gate.fill.valid & gate.fill.payload.pref
+                & ~Mux(gate.fill.payload.large, flush.linvalidate.valid, flush.invalidate.valid)),
+            regs.lookahead_counters.used_incr.eq(tlb.touched | ltlb.touched),
         ]
         return m

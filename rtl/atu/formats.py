@@ -13,9 +13,48 @@ from amaranth.utils import exact_log2
 from rtl.common.ats import FLUSH_ID_BITS, PPN_BITS, VPID_BITS, AtsCause
 from rtl.common.htax import PORT_BITS, TAG_BITS
 
-from .layout import GAT_BASE_BITS, GATE_INDEX_BITS
+from .layout import GATE_INDEX_BITS, LARGE_PAGE_BITS
 
-__all__ = ["AtuFormats", "OfferSignature", "AsyncReadSignature"]
+__all__ = ["AtuFormats", "TlbGeometry", "OfferSignature", "AsyncReadSignature", "LINE_GATES",
+           "READ_ADDR_BITS"]
+
+LINE_GATES = 8                      # GATEs in one 64-byte line: the most a GATE read returns
+READ_ADDR_BITS = 52 - 3             # a GATE's word address
+
+
+class TlbGeometry:
+    """The organisation of one TLB: the 4 KB-page TLB (``large`` 0) or the large-page TLB (``large`` 1,
+    keyed by the NLA page >> 9).
+
+    Attributes
+    ----------
+    large : int
+    ways, sets, set_bits, tag_bits : int
+    tlb_entry : StructLayout
+        ``valid``, ``read``, ``write``, ``pref`` (a look-ahead filled it and it was not hit since),
+        ``vpid``, ``tag``, ``ppn``.
+    tlb_row : ArrayLayout
+        ``ways`` entries.
+    """
+
+    def __init__(self, *, entries, ways, nla_bits, vpid_bits, large):
+        self.large = large
+        self.shift = LARGE_PAGE_BITS if large else 0
+        self.ways = ways
+        self.sets = entries // ways
+        self.set_bits = exact_log2(self.sets)
+        # nla_bits - 9 >= 10 > set_bits (checked by the ATU): every entry keeps a tag
+        self.tag_bits = nla_bits - self.shift - self.set_bits
+        self.tlb_entry = data.StructLayout({
+            "valid": 1, "read": 1, "write": 1, "pref": 1, "vpid": vpid_bits, "tag": self.tag_bits,
+            "ppn": PPN_BITS})
+        self.tlb_row = data.ArrayLayout(self.tlb_entry, ways)
+        self.tlb_key = data.StructLayout({"set": self.set_bits, "tag": self.tag_bits})
+
+    def key(self, page):
+        """``page`` (an NLA page view or value) as a :attr:`tlb_key` view."""
+        v = page.as_value() if isinstance(page, data.View) else page
+        return data.View(self.tlb_key, v[self.shift:])
 
 
 class AtuFormats:
@@ -32,26 +71,28 @@ class AtuFormats:
     ----------
     page : StructLayout
         The NLA page as the ATU keeps it: ``gate_index`` (18 bits), ``gat_index`` (``gat_bits``).
-    tlb_key : StructLayout
-        The same bits seen by the TLB: ``set`` (low ``set_bits``), ``tag`` (the rest).
-    tlb_entry : StructLayout
-        One TLB entry: ``valid``, ``read``, ``write``, ``vpid``, ``tag``, ``ppn``.
+    small, large : TlbGeometry
+        The 4 KB-page TLB and the large-page TLB (one way).
     request : StructLayout
-        A translation request in the request queue: ``vpid``, ``nla``, ``write``, ``src`` (the FU's
-        port), ``tag``, ``bad`` (VPID or GAT index out of range, decided on arrival).
+        A translation request in the request queue: ``vpid``, ``nla``, ``write``, ``next`` (the access
+        continues into the next page), ``src`` (the FU's port), ``tag``, ``bad`` (VPID or GAT index out
+        of range, decided on arrival).
     lookup : StructLayout
         A request leaving the TLB lookup: ``miss``; the immediate answer ``ok``, ``cause``, ``ppn``
         (0 unless ``ok``); ``dst``, ``tag``, ``fu`` (pending-counter index), ``epoch``; for a miss the
-        GATE read's inputs ``vpid``, ``write``, ``nla``, ``gat_base``.
+        GATE check's inputs ``vpid``, ``write``, ``nla``, ``large`` (the GAT maps 2 MB pages) and the
+        GATE read: ``addr`` (the GATE's word address), ``more`` (look-ahead GATEs after it).
     slot_info : StructLayout
-        What the GATE check needs of a waiting slot: ``vpid``, ``write``, ``nla``, ``epoch``.
+        What the GATE check needs of a waiting slot: ``vpid``, ``write``, ``nla``, ``large``, ``more``
+        (look-ahead GATEs its read asked for), ``epoch``.
     gate_result : StructLayout
         A checked GATE for slot ``slot``: ``ok``, ``cause``, ``ppn`` (0 unless ``ok``).
     fill : StructLayout
-        A TLB fill: ``nla`` and the GATE's ``read``, ``write``, ``vpid``, ``ppn``.
+        A TLB fill: ``nla``, ``large`` (which TLB), ``pref`` (a look-ahead GATE) and the GATE's
+        ``read``, ``write``, ``vpid``, ``ppn``.
     read : StructLayout
-        A GATE read waiting for the output: ``slot`` (= the DMA tag), ``gate_index``, ``gat_base``
-        (in this order they are the GATE's word address).
+        A GATE read waiting for the output: ``slot`` (= the DMA tag), ``addr`` (word address), ``more``
+        (GATEs after the first: the read is ``1 + more`` words).
     response : StructLayout
         A translation response: ``dst``, ``tag``, ``ok``, ``cause``, ``ppn``, ``epoch``.
     flush_request : StructLayout
@@ -60,46 +101,40 @@ class AtuFormats:
         An arriving flush response: ``src``, ``flush_id``.
     """
 
-    def __init__(self, *, gat_entries, tlb_entries, tlb_ways, reorder_entries, vpids, fus):
+    def __init__(self, *, gat_entries, tlb_entries, tlb_ways, reorder_entries, vpids, fus, large_tlb_entries=16):
         self.gat_bits = exact_log2(gat_entries)
         self.nla_bits = GATE_INDEX_BITS + self.gat_bits
         self.vpid_bits = exact_log2(vpids)
-        self.ways = tlb_ways
-        self.sets = tlb_entries // tlb_ways
-        self.set_bits = exact_log2(self.sets)
-        # nla_bits >= 19 > 14 >= set_bits: every TLB entry keeps a tag
-        self.tag_bits = self.nla_bits - self.set_bits
+        self.small = TlbGeometry(entries=tlb_entries, ways=tlb_ways, nla_bits=self.nla_bits,
+                                 vpid_bits=self.vpid_bits, large=0)
+        self.large = TlbGeometry(entries=large_tlb_entries, ways=1, nla_bits=self.nla_bits,
+                                 vpid_bits=self.vpid_bits, large=1)
         self.slots = reorder_entries
         self.slot_bits = exact_log2(reorder_entries)
         self.fus = fus
         fu = range(fus + 1)
 
         self.page = data.StructLayout({"gate_index": GATE_INDEX_BITS, "gat_index": self.gat_bits})
-        self.tlb_key = data.StructLayout({"set": self.set_bits, "tag": self.tag_bits})
-        self.tlb_entry = data.StructLayout({
-            "valid": 1, "read": 1, "write": 1, "vpid": self.vpid_bits, "tag": self.tag_bits, "ppn": PPN_BITS})
-        self.tlb_row = data.ArrayLayout(self.tlb_entry, tlb_ways)
+        more = range(LINE_GATES)
         self.request = data.StructLayout({
-            "vpid": self.vpid_bits, "nla": self.page, "write": 1, "src": PORT_BITS, "tag": TAG_BITS, "bad": 1})
+            "vpid": self.vpid_bits, "nla": self.page, "write": 1, "next": 1, "src": PORT_BITS, "tag": TAG_BITS,
+            "bad": 1})
         self.lookup = data.StructLayout({
             "miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": PORT_BITS, "tag": TAG_BITS, "fu": fu,
-            "epoch": 1, "vpid": self.vpid_bits, "write": 1, "nla": self.page, "gat_base": GAT_BASE_BITS})
-        self.slot_info = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.page, "epoch": 1})
+            "epoch": 1, "vpid": self.vpid_bits, "write": 1, "nla": self.page, "large": 1,
+            "addr": READ_ADDR_BITS, "more": more})
+        self.slot_info = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.page, "large": 1,
+                                            "more": more, "epoch": 1})
         self.gate_result = data.StructLayout({
             "slot": range(reorder_entries), "ok": 1, "cause": AtsCause, "ppn": PPN_BITS})
-        self.fill = data.StructLayout({"nla": self.page, "read": 1, "write": 1, "vpid": self.vpid_bits,
-                                       "ppn": PPN_BITS})
-        self.read = data.StructLayout({"slot": TAG_BITS, "gate_index": GATE_INDEX_BITS,
-                                       "gat_base": GAT_BASE_BITS})
+        self.fill = data.StructLayout({"nla": self.page, "large": 1, "pref": 1, "read": 1, "write": 1,
+                                       "vpid": self.vpid_bits, "ppn": PPN_BITS})
+        self.read = data.StructLayout({"slot": TAG_BITS, "addr": READ_ADDR_BITS, "more": more})
         self.response = data.StructLayout({
             "dst": PORT_BITS, "tag": TAG_BITS, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "epoch": 1})
         self.flush_request = data.StructLayout({
             "dst": PORT_BITS, "vpid": VPID_BITS, "nla": self.page, "flush_id": FLUSH_ID_BITS})
         self.flush_response = data.StructLayout({"src": PORT_BITS, "flush_id": FLUSH_ID_BITS})
-
-    def key(self, page):
-        """``page`` (a :attr:`page` view or value) as a :attr:`tlb_key` view."""
-        return data.View(self.tlb_key, page.as_value() if isinstance(page, data.View) else page)
 
 
 class OfferSignature(wiring.Signature):

@@ -7,8 +7,8 @@ from amaranth.lib.wiring import In, Out
 from rtl.common.ats import AtsCause
 from rtl.common.htax import TAG_BITS, HtaxBeat, HtaxCmd, HtaxStatus
 
-from .formats import AsyncReadSignature
-from .layout import Gate
+from .formats import LINE_GATES, AsyncReadSignature
+from .layout import LARGE_PAGE_BITS, Gate
 
 __all__ = ["AtuGateCheck"]
 
@@ -24,7 +24,15 @@ class AtuGateCheck(wiring.Component):
     the header's tag and registered, so the check in the data beat's cycle starts from flops.  Checks in
     order: error status or no data -> ``MEMORY_ERROR``; not valid -> ``INVALID_GATE``; VPID differs ->
     ``VPID_MISMATCH``; access not permitted -> ``PERMISSION``; else OK with the GATE's page.  A failed
-    check never carries a page (``ppn`` 0).
+    check never carries a page (``ppn`` 0).  A GATE's ``large`` flag must equal its GAT's and a large
+    page's PPN be 2 MB aligned, else ``PAGE_SIZE`` (checked after the VPID); the PPN of a large page's
+    answer is the GATE's PPN plus the 4 KB page's index inside the 2 MB page.
+
+    **Look-ahead.**  A read with look-ahead (``more`` > 0 in the slot's information) returns the
+    slot's GATE first and then the next GATEs of its 64-byte line; each is checked like a GATE of the
+    slot's request (valid, VPID, page size) for the page it maps and, if it passes and no flush started
+    since the read, fills the TLB with ``pref`` set.  Look-ahead GATEs give no result, and no more are
+    taken than the read asked for.
 
     The result is registered and leaves on ``results`` (and ``fill``) one cycle after ``arrived``.  A
     valid GATE of the request's VPID fills the TLB even if this access was refused (so the other access
@@ -80,13 +88,16 @@ class AtuGateCheck(wiring.Component):
         r_in = Signal()                     # inside a RESPONSE packet
         r_want = Signal()                   # the next data beat is a GATE for slot r_tag
         r_tag = Signal(TAG_BITS)
+        r_la = Signal()                     # the next data beats are look-ahead GATEs of the slot in `inf`
+        la_k = Signal(range(LINE_GATES))    # the next look-ahead GATE's distance from the slot's GATE
         fin_err = Signal()
         fin_tag = Signal(TAG_BITS)
         fin_ok = Signal()                   # a GATE or an error response for a slot that waits for it
+        la_now = Signal()                   # this beat is look-ahead GATE la_k
         is_hdr = moves & beat.first & (hdr.cmd == HtaxCmd.RESPONSE)
         with m.If(moves):
             with m.If(beat.first):
-                m.d.sync += r_in.eq(~beat.last)
+                m.d.sync += [r_in.eq(~beat.last), r_la.eq(0)]
                 ok_data = (hdr.status == HtaxStatus.OK) & (hdr.body.mem.length != 0) & ~beat.last
                 # the data beat is taken only for a slot already waiting when the header arrives: its
                 # request info (read now, below) was written at least one cycle before
@@ -94,11 +105,14 @@ class AtuGateCheck(wiring.Component):
                 with m.If(is_hdr & ~ok_data):
                     m.d.comb += [fin_err.eq(1), fin_tag.eq(hdr.tag), fin_ok.eq(self._waits(hdr.tag))]
             with m.Elif(r_in):
-                m.d.sync += [r_in.eq(~beat.last), r_want.eq(0)]
+                m.d.sync += [r_in.eq(~beat.last), r_want.eq(0), r_la.eq((r_want | r_la) & ~beat.last),
+                             la_k.eq(Mux(r_want, 1, la_k + 1))]
                 with m.If(r_want):
                     # the slot waited when the header arrived, and only a response with its tag clears
                     # that, which cannot come before this packet's data beat: no second check
                     m.d.comb += [fin_tag.eq(r_tag), fin_ok.eq(1)]
+                with m.Elif(r_la):
+                    m.d.comb += la_now.eq(1)
         slot = fin_tag[:f.slot_bits]
         m.d.comb += [self.arrived.valid.eq(fin_ok), self.arrived.payload.eq(slot)]
 
@@ -107,9 +121,12 @@ class AtuGateCheck(wiring.Component):
         m.d.comb += self.info.addr.eq(hdr.tag[:f.slot_bits])
         with m.If(moves & beat.first):
             m.d.sync += inf.eq(self.info.data)
+        gi = inf.nla.gate_index
         vpid_ok = gate.vpid == inf.vpid
+        # the page size agrees with the GAT's, and a large page is 2 MB aligned
+        size_ok = (gate.large == inf.large) & (~gate.large | (gate.ppn[:LARGE_PAGE_BITS] == 0))
         perm = Mux(inf.write, gate.write, gate.read)
-        ok = ~fin_err & gate.valid & vpid_ok & perm
+        ok = ~fin_err & gate.valid & vpid_ok & size_ok & perm
         cause = Signal(AtsCause)
         with m.If(fin_err):
             m.d.comb += cause.eq(AtsCause.MEMORY_ERROR)
@@ -117,19 +134,34 @@ class AtuGateCheck(wiring.Component):
             m.d.comb += cause.eq(AtsCause.INVALID_GATE)
         with m.Elif(~vpid_ok):
             m.d.comb += cause.eq(AtsCause.VPID_MISMATCH)
+        with m.Elif(~size_ok):
+            m.d.comb += cause.eq(AtsCause.PAGE_SIZE)
         with m.Elif(~perm):
             m.d.comb += cause.eq(AtsCause.PERMISSION)
+        # a look-ahead GATE's page: la_k pages on in the GATE's line (never more than the read asked for)
+        line = Mux(inf.large, gi[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3], gi[:3])
+        la_line = (line + la_k)[:3]
+        la_page = Signal(f.page)
+        m.d.comb += la_page.eq(inf.nla)
+        with m.If(inf.large):
+            m.d.comb += la_page.gate_index[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3].eq(la_line)
+        with m.Else():
+            m.d.comb += la_page.gate_index[:3].eq(la_line)
+        la_ok = la_now & (la_k <= inf.more)
         # a flush starting in this cycle flips the epoch, so it cancels the fill as well
-        fill_now = fin_ok & ~fin_err & gate.valid & vpid_ok & (inf.epoch == self.epoch) & ~self.flush_start
+        fill_now = ((fin_ok & ~fin_err) | la_ok) & gate.valid & vpid_ok & size_ok & (inf.epoch == self.epoch) \
+            & ~self.flush_start
 
         # stage g: the check's result, registered
         g_valid = Signal()
         g = Signal(f.gate_result)
         g_fill = Signal()
         g_new = Signal(f.fill)
-        m.d.sync += [g_valid.eq(fin_ok), g.slot.eq(slot), g.ok.eq(ok), g.cause.eq(cause), g.ppn.eq(gate.ppn),
-                     g_fill.eq(fill_now), g_new.nla.eq(inf.nla), g_new.read.eq(gate.read),
-                     g_new.write.eq(gate.write), g_new.vpid.eq(inf.vpid), g_new.ppn.eq(gate.ppn)]
+        low = Mux(inf.large, gi[:LARGE_PAGE_BITS], 0)
+        m.d.sync += [g_valid.eq(fin_ok), g.slot.eq(slot), g.ok.eq(ok), g.cause.eq(cause), g.ppn.eq(gate.ppn | low),
+                     g_fill.eq(fill_now), g_new.nla.eq(Mux(la_now, la_page, inf.nla)), g_new.large.eq(inf.large),
+                     g_new.pref.eq(la_now), g_new.read.eq(gate.read), g_new.write.eq(gate.write),
+                     g_new.vpid.eq(inf.vpid), g_new.ppn.eq(gate.ppn)]
         res = self.results.payload
         m.d.comb += [
             self.results.valid.eq(g_valid),
@@ -138,11 +170,11 @@ class AtuGateCheck(wiring.Component):
         ]
 
         if platform == "formal":
-            self._invariants(m, fin_ok=fin_ok, slot=slot, g_valid=g_valid, g=g, g_fill=g_fill, g_new=g_new,
-                             gate=gate, inf=inf)
+            self._invariants(m, fin_ok=fin_ok, la_ok=la_ok, slot=slot, g_valid=g_valid, g=g, g_fill=g_fill,
+                             g_new=g_new, gate=gate, inf=inf)
         return m
 
-    def _invariants(self, m, *, fin_ok, slot, g_valid, g, g_fill, g_new, gate, inf):
+    def _invariants(self, m, *, fin_ok, la_ok, slot, g_valid, g, g_fill, g_new, gate, inf):
         f = self._f
         # results follow arrivals by one cycle; an OK result and a fill only for a valid GATE of the
         # slot's own VPID (OK also needs the permission; a fill does not: the other access kind may hit)
@@ -151,19 +183,24 @@ class AtuGateCheck(wiring.Component):
         last_gate = Signal(Gate)
         last_vpid = Signal(f.vpid_bits)
         last_write = Signal()
+        last_large = Signal()
+        last_la = Signal()
         m.d.sync += [last_ok.eq(fin_ok), last_slot.eq(slot), last_gate.eq(gate), last_vpid.eq(inf.vpid),
-                     last_write.eq(inf.write)]
+                     last_write.eq(inf.write), last_large.eq(inf.large), last_la.eq(la_ok)]
         m.d.comb += [
             Assert(g_valid == last_ok),
             Assert(~g_valid | (g.slot == last_slot)),
-            Assert(~g_fill | g_valid),
+            Assert(~g_fill | g_valid | last_la),
             Assert(~g.ok | (g.cause == AtsCause.NONE)),
             Assert(g.ok | ~g_valid | (g.cause != AtsCause.NONE)),
         ]
         with m.If(g_valid & g.ok):
             m.d.comb += [Assert(last_gate.valid), Assert(last_gate.vpid == last_vpid),
+                         Assert(last_gate.large == last_large),
                          Assert(Mux(last_write, last_gate.write, last_gate.read)),
-                         Assert(g.ppn == last_gate.ppn)]
+                         Assert(g.ppn[LARGE_PAGE_BITS:] == last_gate.ppn[LARGE_PAGE_BITS:]),
+                         Assert(last_large | (g.ppn == last_gate.ppn))]
         with m.If(g_fill):
             m.d.comb += [Assert(last_gate.valid), Assert(last_gate.vpid == g_new.vpid),
-                         Assert(g_new.ppn == last_gate.ppn)]
+                         Assert(last_gate.large == g_new.large), Assert(g_new.ppn == last_gate.ppn),
+                         Assert(~g_new.large | (g_new.ppn[:LARGE_PAGE_BITS] == 0))]

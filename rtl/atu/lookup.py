@@ -1,31 +1,40 @@
-"""The ATU's TLB lookup pipeline (dissertation ch. 5.4, fig. 5-12 "TLB lookup"; fig. 5-9 step 8)."""
+"""The ATU's TLB lookup pipeline (dissertation ch. 5.4, fig. 5-12 "TLB lookup"; fig. 5-9 step 8), with
+the large-page TLB and the look-ahead length of a miss (IBM HCA MMU seed: next-page look-ahead)."""
 
 from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import PPN_BITS, AtsCause
 
-from .formats import OfferSignature
-from .layout import GAT_BASE_BITS
-from .tlb import TlbReadSignature
+from .formats import LINE_GATES, OfferSignature
+from .layout import LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, GatBase
+from .tlb import TlbReadSignature, touch_layout
 from .util import stream_rules
 
 __all__ = ["AtuLookup"]
 
 
 class AtuLookup(wiring.Component):
-    """Two-stage TLB lookup: s1 reads the TLB row and the GAT base entry, s2 holds the registered
-    compare and classifies the request.
+    """Two-stage TLB lookup: s1 reads both TLB rows and the GAT base entry, s2 holds the registered
+    compares and classifies the request.
 
     A request enters s1 when s1 is empty or moves on, and not in a cycle with ``hold`` (a flush
-    invalidates a TLB row then, so no lookup reads the row while it is written).  Its TLB row and its
-    GAT base entry (the register file's RAM, ``gat``) are read at the same edge, so a miss knows the
-    GATE address without another cycle.  The compare is registered into s2 (direct-mapped: the
-    {valid, VPID, tag} compare in 8-bit pieces, ANDed in s2; several ways: the hit), so the block RAM's
-    output only drives the compare.  s2 classifies: ``bad`` -> ``NLA_RANGE``; GAT base 0 ->
-    ``GAT_NOT_CONFIGURED``; a hit -> OK or ``PERMISSION``; otherwise a miss.  A hit needs valid, tag
-    and VPID equal.
+    invalidates TLB rows then, so no lookup reads a row while it is written).  Its rows in the 4 KB-page
+    TLB (``tlb``, set of the NLA page) and in the large-page TLB (``ltlb``, set of the NLA page >> 9) and
+    its GAT base entry (the register file's RAM, ``gat``) are read at the same edge, so a miss knows the
+    GATE address without another cycle.  The compares are registered into s2 (one way: {valid, VPID,
+    tag} in 8-bit pieces, ANDed in s2; several ways: the hit), so a RAM's output only drives a compare;
+    s2 takes the large-page TLB's answer when the GAT base entry's ``large`` flag is set, else the 4 KB
+    TLB's.  s2 classifies: ``bad`` -> ``NLA_RANGE``; GAT base 0, or a 4 KB-page GAT not 2 MB aligned ->
+    ``GAT_NOT_CONFIGURED``; a hit -> OK (a large page: its PPN plus the page's index in it) or
+    ``PERMISSION``; otherwise a miss, with its GATE's word address and ``more``: for a request with
+    ``next`` (the access continues into the next page), the GATEs after its own that the read also
+    fetches: up to ``lookahead``, never past the end of the GATE's 64-byte line.
+
+    A hit on an entry whose ``pref`` bit is set (a look-ahead filled it) clears the bit (``touch``: the
+    entry as read, written back) unless a flush started since the TLB read (the epoch differs, or
+    ``hold``): a touch never writes an entry back after a flush invalidated it.
 
     Parameters
     ----------
@@ -33,6 +42,8 @@ class AtuLookup(wiring.Component):
     fu_ports : tuple of int
         The FUs' HTAX ports: ``results.fu`` is the index of the request's source among them (or
         ``len(fu_ports)`` for any other source), registered here for the reorder buffer's counters.
+    lookahead : int
+        0..7: the most GATEs a miss's read fetches after its own (0: no look-ahead).
 
     Members
     -------
@@ -42,10 +53,13 @@ class AtuLookup(wiring.Component):
     epoch : In(1)
         The flush epoch; a request carries the epoch of its TLB read.
     lookups : Out(1)
-        A request enters s1 (reads the TLB) in this cycle.
-    tlb : Out(TlbReadSignature)
+        A request enters s1 (reads the TLBs) in this cycle.
+    tlb, ltlb : Out(TlbReadSignature)
+        The 4 KB-page and the large-page TLB's read ports.
+    touch, ltouch : Out(stream.Signature(touch_layout, always_ready=True))
+        Clear the ``pref`` bit of the hit entry.
     gat_addr : Out(gat_bits)
-    gat_data : In(GAT_BASE_BITS)
+    gat_data : In(GatBase)
         The GAT base-address table's synchronous read port (data one cycle after the address).
     results : Out(stream.Signature(formats.lookup))
         The classified request (s2); obeys the stream rules.
@@ -54,17 +68,21 @@ class AtuLookup(wiring.Component):
         are neither).
     """
 
-    def __init__(self, *, formats, fu_ports):
+    def __init__(self, *, formats, fu_ports, lookahead=0):
         self._f = formats
         self._fu_ports = tuple(fu_ports)
+        self._lookahead = lookahead
         super().__init__({
             "requests": In(OfferSignature(formats.request)),
             "hold": In(1),
             "epoch": In(1),
             "lookups": Out(1),
-            "tlb": Out(TlbReadSignature(formats)),
+            "tlb": Out(TlbReadSignature(formats, formats.small)),
+            "ltlb": Out(TlbReadSignature(formats, formats.large)),
+            "touch": Out(stream.Signature(touch_layout(formats, formats.small), always_ready=True)),
+            "ltouch": Out(stream.Signature(touch_layout(formats, formats.large), always_ready=True)),
             "gat_addr": Out(formats.gat_bits),
-            "gat_data": In(GAT_BASE_BITS),
+            "gat_data": In(GatBase),
             "results": Out(stream.Signature(formats.lookup)),
             "hit": Out(1),
             "miss": Out(1),
@@ -76,10 +94,44 @@ class AtuLookup(wiring.Component):
             idx = Mux(port == p, i, idx)
         return idx
 
+    @staticmethod
+    def _compare(m, g, read, s1, s1_adv, name):
+        """s1 -> s2 of one TLB (geometry ``g``, read port ``read``): the registered compare pieces (their
+        AND is the hit), the entry to use as s1 sees it, its way (registered) and, for the proof, the
+        full compare."""
+        ways = [read.ways[w] for w in range(g.ways)]
+        tag = g.key(s1.nla).tag
+        way_hit = Signal(name=f"{name}_way_hit")
+        ent = Signal(g.tlb_entry, name=f"{name}_ent")
+        way = Signal(range(g.ways), name=f"{name}_way")
+        for i, w in reversed(list(enumerate(ways))):
+            with m.If(w.valid & (w.tag == tag) & (w.vpid == s1.vpid)):
+                m.d.comb += [way_hit.eq(1), ent.eq(w), way.eq(i)]
+        # one way: the entry goes into s2 as read, and the compare in 8-bit pieces registered apart (the
+        # RAM's clock-to-out leaves little of the cycle); several ways: the matching way, the hit
+        if g.ways == 1:
+            key_tlb = Cat(ways[0].valid, ways[0].vpid, ways[0].tag)
+            key_req = Cat(Const(1), s1.vpid, tag)
+            pieces = [key_tlb[i:i + 8] == key_req[i:i + 8] for i in range(0, len(key_tlb), 8)]
+        else:
+            pieces = [way_hit]
+        match = Signal(len(pieces), name=f"{name}_match")
+        s2_way = Signal(range(g.ways), name=f"{name}_s2_way")
+        full = Signal(name=f"{name}_full")
+        with m.If(s1_adv):
+            m.d.sync += [match.eq(Cat(*pieces)), s2_way.eq(way), full.eq(way_hit)]
+        return match.all(), ways[0] if g.ways == 1 else ent, s2_way, full
+
+    def _more(self, s2, large):
+        """GATEs a miss's read fetches after its own: up to ``lookahead`` for a request with ``next``,
+        within the GATE's 64-byte line."""
+        line = Mux(large, s2.nla.gate_index[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3], s2.nla.gate_index[:3])
+        rest = (LINE_GATES - 1) - line
+        return Mux(s2.next, Mux(rest > self._lookahead, self._lookahead, rest), 0)
+
     def elaborate(self, platform):
         m = Module()
         f = self._f
-        W = f.ways
         s1 = Signal(f.request)
         s1_valid = Signal()
         s1_epoch = Signal()
@@ -94,8 +146,8 @@ class AtuLookup(wiring.Component):
         m.d.comb += [
             self.requests.ready.eq(take),
             self.lookups.eq(load),
-            self.tlb.en.eq(load),
-            self.tlb.page.eq(nreq.nla),
+            self.tlb.en.eq(load), self.tlb.page.eq(nreq.nla),
+            self.ltlb.en.eq(load), self.ltlb.page.eq(nreq.nla),
             self.gat_addr.eq(Mux(load, nreq.nla.gat_index, s1.nla.gat_index)),
         ]
         with m.If(load):
@@ -103,69 +155,74 @@ class AtuLookup(wiring.Component):
         with m.Elif(s1_adv):
             m.d.sync += s1_valid.eq(0)
 
-        ways = [self.tlb.ways[w] for w in range(W)]
-        s1_tag = f.key(s1.nla).tag
-        way_hit = Signal()
-        ent = Signal(f.tlb_entry)
-        for w in reversed(ways):
-            with m.If(w.valid & (w.tag == s1_tag) & (w.vpid == s1.vpid)):
-                m.d.comb += [way_hit.eq(1), ent.eq(w)]
-        # one way: the entry goes into s2 as read (only the hit needs the compare); several ways: the
-        # matching way's entry
-        sel = ways[0] if W == 1 else ent
-        # one way: the compare is split into 8-bit pieces registered apart (the block RAM's clock-to-out
-        # leaves little of the cycle), s2 ANDs them; several ways: the hit itself is registered
-        if W == 1:
-            key_tlb = Cat(ways[0].valid, ways[0].vpid, ways[0].tag)
-            key_req = Cat(Const(1), s1.vpid, s1_tag)
-            pieces = [key_tlb[i:i + 8] == key_req[i:i + 8] for i in range(0, len(key_tlb), 8)]
-        else:
-            pieces = [way_hit]
-        s2_match = Signal(len(pieces))
-        s2_hit = s2_match.all()
-        s2_perm = Signal()                  # the entry permits the access (read or write)
-        s2_ppn = Signal(PPN_BITS)
-        s2_lookup = Signal()                # in range and GAT configured: the TLB decides
-        s2_gat = Signal(GAT_BASE_BITS)
+        s_hit, s_pick, s_way, s_full = self._compare(m, f.small, self.tlb, s1, s1_adv, "small")
+        l_hit, l_pick, _, l_full = self._compare(m, f.large, self.ltlb, s1, s1_adv, "large")
+        s2_large = Signal()                 # the GAT maps 2 MB pages: the large-page TLB decides
+        s2_lookup = Signal()                # in range and GAT configured: the TLBs decide
+        s2_gat = Signal(len(self.gat_data.addr))
         s2_fu = Signal(range(len(self._fu_ports) + 1))
+        gd = self.gat_data
+        # the entry's answer, chosen by the GAT's page size already in s1 (the RAM outputs only pass a
+        # multiplexer), so s2's path from the compare to the answer has no page-size choice; a hit entry
+        # is {valid, the request's VPID and tag, these}, so nothing else of it is kept
+        ent = Signal(data.StructLayout({"perm": 1, "read": 1, "write": 1, "pref": 1, "ppn": PPN_BITS}))
+        pick = Signal(data.StructLayout({"read": 1, "write": 1, "pref": 1, "ppn": PPN_BITS}))
+        for name in ("read", "write", "pref", "ppn"):
+            m.d.comb += getattr(pick, name).eq(Mux(gd.large, getattr(l_pick, name), getattr(s_pick, name)))
         with m.If(s1_adv):
-            m.d.sync += [s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_match.eq(Cat(*pieces)),
-                         s2_perm.eq(Mux(s1.write, sel.write, sel.read)), s2_ppn.eq(sel.ppn),
-                         s2_lookup.eq(~s1.bad & (self.gat_data != 0)), s2_gat.eq(self.gat_data),
-                         s2_fu.eq(self._fu_index(s1.src))]
+            m.d.sync += [
+                ent.perm.eq(Mux(s1.write, pick.write, pick.read)), ent.read.eq(pick.read),
+                ent.write.eq(pick.write), ent.pref.eq(pick.pref),
+                ent.ppn.eq(pick.ppn | Mux(gd.large, s1.nla.gate_index[:LARGE_PAGE_BITS], 0)),
+                s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_large.eq(gd.large),
+                s2_lookup.eq(~s1.bad & (gd.addr != 0) & (gd.large | (gd.addr[:SMALL_GAT_ALIGN_BITS] == 0))),
+                s2_gat.eq(gd.addr), s2_fu.eq(self._fu_index(s1.src)),
+            ]
         with m.Elif(s2_go):
             m.d.sync += s2_valid.eq(0)
 
+        s2_hit = Mux(s2_large, l_hit, s_hit)
         is_hit = s2_lookup & s2_hit
         is_miss = s2_lookup & ~s2_hit
-        ok = is_hit & s2_perm
+        perm = ent.perm
+        ok = is_hit & perm
         cause = Signal(AtsCause)
         with m.If(s2.bad):
             m.d.comb += cause.eq(AtsCause.NLA_RANGE)
         with m.Elif(~s2_lookup):
             m.d.comb += cause.eq(AtsCause.GAT_NOT_CONFIGURED)
-        with m.Elif(~s2_perm):
+        with m.Elif(~perm):
             m.d.comb += cause.eq(AtsCause.PERMISSION)
         r = self.results.payload
+        gi = s2.nla.gate_index
         m.d.comb += [
             self.results.valid.eq(s2_valid),
-            r.miss.eq(is_miss), r.ok.eq(ok), r.cause.eq(cause), r.ppn.eq(Mux(ok, s2_ppn, 0)),
+            r.miss.eq(is_miss), r.ok.eq(ok), r.cause.eq(cause), r.ppn.eq(Mux(ok, ent.ppn, 0)),
             r.dst.eq(s2.src), r.tag.eq(s2.tag), r.fu.eq(s2_fu), r.epoch.eq(s2_epoch),
-            r.vpid.eq(s2.vpid), r.write.eq(s2.write), r.nla.eq(s2.nla), r.gat_base.eq(s2_gat),
+            r.vpid.eq(s2.vpid), r.write.eq(s2.write), r.nla.eq(s2.nla), r.large.eq(s2_large),
+            # the GATE's word address: {GAT base, GATE index}, the index of a large-page GAT is page >> 9
+            r.addr.eq(Mux(s2_large, Cat(gi[LARGE_PAGE_BITS:], s2_gat),
+                          Cat(gi, s2_gat[SMALL_GAT_ALIGN_BITS:]))),
+            r.more.eq(self._more(s2, s2_large)),
             self.hit.eq(s2_go & is_hit),
             self.miss.eq(s2_go & is_miss),
         ]
+        # the first hit on a look-ahead entry clears its pref bit, unless a flush started since the read
+        touch = s2_go & is_hit & ent.pref & (s2_epoch == self.epoch) & ~self.hold
+        for port, g in ((self.touch, f.small), (self.ltouch, f.large)):
+            e = port.payload.entry
+            m.d.comb += [port.valid.eq(touch & (s2_large == g.large)), port.payload.page.eq(s2.nla),
+                         e.valid.eq(1), e.read.eq(ent.read), e.write.eq(ent.write), e.vpid.eq(s2.vpid),
+                         e.tag.eq(g.key(s2.nla).tag), e.ppn.eq(ent.ppn[g.shift:] << g.shift)]
+        m.d.comb += self.touch.payload.way.eq(s_way)
 
         if platform == "formal":
             stream_rules(m, self.results, Assert, name="results")
             m.d.comb += Assert(~(self.tlb.en & self.hold))
-            # the 8-bit pieces decide exactly what the full compare decides, on the entry that s2 keeps
-            full = Signal()
-            with m.If(s1_adv):
-                m.d.sync += full.eq(way_hit)
             with m.If(s2_valid):
                 m.d.comb += [
-                    Assert(s2_hit == full),
+                    # the 8-bit pieces decide exactly what the full compare decides, on the entry s2 keeps
+                    Assert(s_hit == s_full), Assert(l_hit == l_full),
                     Assert(~r.ok | (~r.miss & ~s2.bad & (r.cause == AtsCause.NONE))),
                     Assert(r.ok | r.miss | (r.cause != AtsCause.NONE)),
                     Assert(r.ok | (r.ppn == 0)),

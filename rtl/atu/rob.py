@@ -134,11 +134,10 @@ class AtuReorderBuffer(wiring.Component):
             imm_w.data.epoch.eq(s.epoch),
             info_w.addr.eq(tail), info_w.en.eq(go),
             info_w.data.vpid.eq(s.vpid), info_w.data.write.eq(s.write), info_w.data.nla.eq(s.nla),
-            info_w.data.epoch.eq(s.epoch),
+            info_w.data.large.eq(s.large), info_w.data.more.eq(s.more), info_w.data.epoch.eq(s.epoch),
             # a miss never bypasses, so alloc & miss = go & miss
             reads.w_en.eq(go), reads.push.eq(go & s.miss),
-            reads.w_data.slot.eq(tail), reads.w_data.gate_index.eq(s.nla.gate_index),
-            reads.w_data.gat_base.eq(s.gat_base),
+            reads.w_data.slot.eq(tail), reads.w_data.addr.eq(s.addr), reads.w_data.more.eq(s.more),
             res_w.addr.eq(self.results.payload.slot), res_w.en.eq(self.results.valid),
             res_w.data.ok.eq(self.results.payload.ok), res_w.data.cause.eq(self.results.payload.cause),
             res_w.data.ppn.eq(self.results.payload.ppn),

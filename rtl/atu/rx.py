@@ -84,7 +84,8 @@ class AtuRxDecoder(wiring.Component):
         req = self.requests.payload
         m.d.comb += [
             self.requests.valid.eq(on_ats & single & (msg.cmd == AtsCmd.TRANSLATION_REQUEST)),
-            req.vpid.eq(tr.vpid), req.nla.eq(tr.nla_page), req.write.eq(tr.write), req.src.eq(hdr.src),
+            req.vpid.eq(tr.vpid), req.nla.eq(tr.nla_page), req.write.eq(tr.write), req.next.eq(tr.next),
+            req.src.eq(hdr.src),
             req.tag.eq(hdr.tag), req.bad.eq(bad),
         ]
         treq = self.requests.valid & self.requests.ready

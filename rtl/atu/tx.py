@@ -23,8 +23,8 @@ class AtuTxArbiter(wiring.Component):
     (the register's data is the response candidate when nothing else is chosen, and nobody looks at
     it while ``valid`` is low), so the late decision drives one flop instead of the whole beat.  Flush
     requests and translation responses go out on the ATS VC, single-beat ATS packets with tag 0 (flush)
-    or the request's tag; a GATE read is a READ of one 64-bit word on the non-posted VC, tagged with
-    its reorder-buffer slot.
+    or the request's tag; a GATE read is a READ of ``1 + more`` 64-bit words (the GATE, then the
+    look-ahead GATEs of the same 64-byte line) on the non-posted VC, tagged with its reorder-buffer slot.
 
     Parameters
     ----------
@@ -100,9 +100,9 @@ class AtuTxArbiter(wiring.Component):
                 rd = self.reads.payload
                 m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self._htax_port),
                              h.dst.eq(self._host_port), h.tag.eq(rd.slot),
-                             # {gat_base, gate_index} is the GATE's word address
-                             h.body.mem.addr.eq(Cat(Const(0, 3), rd.gate_index, rd.gat_base)),
-                             h.body.mem.length.eq(1), h.body.mem.first_be.eq(0xFF),
+                             h.body.mem.addr.eq(Cat(Const(0, 3), rd.addr)),
+                             h.body.mem.length.eq(rd.more + 1), h.body.mem.first_be.eq(0xFF),
+                             h.body.mem.last_be.eq(Mux(rd.more != 0, 0xFF, 0)),
                              out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1), out.last.eq(1)]
             with m.Else():
                 tr = h.body.ats.translation_response

@@ -1,43 +1,70 @@
 """The ATU driver on the host model (dissertation ch. 8.1.5, ch. 5.3): register and deregister memory.
 
-:class:`AtuDriver` keeps one node's global address tables (GATs) in host memory, as the kernel does:
+:class:`AtuDriver` keeps one node's global address tables (GATs) in host memory, as the kernel does.  A
+GAT maps 4 KiB pages or, with ``large`` in its base register (:class:`rtl.atu.layout.GatBase`), 2 MiB
+pages; the two kinds take separate GAT indices: 4 KiB-page GATs from 0 up, large-page GATs from
+``gat_entries - 1`` down, and a registration that would make them meet is a ``MemoryError``.
 
-* **register** ``(vpid, size)``: allocate whole 4 KiB pages owned by ``owner``, take consecutive NLA
-  pages, write one GATE per page ({valid, read, write, vpid, ppn}, :class:`rtl.atu.layout.Gate`) into
-  the GAT that covers it (a GAT is allocated, 2 MB aligned, and its base register written the first
-  time one of its pages is used) and return a :class:`Region` whose ``nla`` is the byte NLA of its
-  first page.  A GAT has 2^18 GATEs; a host memory whose ``gat_gates`` is smaller (the board's,
-  :class:`sim.board.BoardMemory`) holds only that many at the GAT's start, so NLA pages are handed out
-  only from that prefix of every GAT (the ATU's read of a GATE beyond it ends outside the memory: an
-  error response, a fault).
-* **deregister**: clear the GATEs, then run the flush protocol for every page (fig. 5-11: TLB
-  invalidation and an ATS flush request to every FU, then poll ``done``), so no FU uses the old
-  translation afterwards; the pages go back to the host memory.
+* **register** ``(vpid, size)``: allocate the pages, owned by ``owner``, take NLA space, write one GATE
+  per page ({valid, read, write, large, vpid, ppn}, :class:`rtl.atu.layout.Gate`) into the GAT that
+  covers it and return a :class:`Region` whose ``nla`` is the byte NLA of its first page.  ``large``
+  chooses the page size: ``None`` takes 2 MiB pages when ``size`` is a nonzero multiple of 2 MiB and
+  the host memory can allocate that many bytes of 2 MiB-aligned huge pages (``memory.can_alloc(size,
+  huge=True)``; the board's :class:`sim.board.BoardMemory` cannot), otherwise 4 KiB pages; ``True``
+  insists on 2 MiB pages, ``False`` on 4 KiB pages.
+
+  - 4 KiB pages: whole pages, consecutive NLA pages handed out in order from ``first_page``.  A GAT
+    (2^18 GATEs, 2 MB aligned) is allocated and its base register written the first time one of its
+    pages is used.  A host memory whose ``gat_gates`` is smaller (the board's) holds only that many
+    GATEs at the GAT's start, so NLA pages are handed out only from that prefix of every GAT (the ATU's
+    read of a GATE beyond it ends outside the memory: an error response, a fault).
+  - 2 MiB pages: one allocation of huge pages, 2 MB-aligned NLA, one GATE per 2 MiB page (``large``
+    set, PPN 2 MB aligned).  A large-page GAT has 2^9 GATEs (a 4 KiB table, its base register written
+    with ``large`` set) and covers 1 GiB of NLA; a region takes consecutive GATEs of the open
+    large-page GAT if it fits there, otherwise a block of new large-page GATs below the lowest one, in
+    ascending order, so its NLA stays contiguous when it exceeds 1 GiB.
+
+* **deregister**: clear the GATEs, then run the flush protocol once for the whole region (fig. 5-11
+  with a range: ``atu.flush_range`` = pages - 1, then ``atu.flush``: the ATU invalidates the TLB sets
+  of every page and 2 MiB page of the range and sends one ATS flush request to every FU; poll
+  ``done``), so no FU uses the old translation afterwards; the memory goes back to the host.  NLA
+  space is never reused.
 
 GATEs are written by the CPU (``host.mem_write64``: no bus traffic); the GAT base and flush registers
-through the NIC.
+through the NIC.  A registration ends with one read of the flush register behind the posted GAT base
+writes, so they have landed when it returns.
 """
 
 from dataclasses import dataclass
 
-from rtl.atu.layout import GATE_INDEX_BITS
+from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS, GatBase
 from sim.atu_model import gate_word
+from sim.layout import pack
 from sim.regs_model import RegModel
 
-__all__ = ["AtuDriver", "Region", "PAGE", "GAT_BYTES"]
+__all__ = ["AtuDriver", "Region", "PAGE", "LARGE_PAGE", "GAT_BYTES", "LARGE_GAT_BYTES"]
 
 PAGE = 4096
-GAT_BYTES = 8 << GATE_INDEX_BITS        # 2 MB: 2**18 GATEs
+LARGE_PAGE = PAGE << LARGE_PAGE_BITS    # 2 MiB
+GAT_PAGES = 1 << GATE_INDEX_BITS        # NLA pages a GAT covers
+GAT_BYTES = 8 * GAT_PAGES               # 2 MB: a 4 KiB-page GAT's 2**18 GATEs
+LARGE_GATES = GAT_PAGES >> LARGE_PAGE_BITS
+LARGE_GAT_BYTES = 8 * LARGE_GATES       # 4 KiB: a large-page GAT's 2**9 GATEs
 
 
 @dataclass
 class Region:
     vpid: int
     nla: int            # byte NLA of the first page
-    phys: int           # host physical address of the first page
+    phys: int           # host physical address of the first page (the pages are consecutive)
     size: int           # bytes (whole pages)
     read: bool = True
     write: bool = True
+    large: bool = False     # 2 MiB pages
+
+    @property
+    def page_size(self):
+        return LARGE_PAGE if self.large else PAGE
 
     def __contains__(self, nla):
         return self.nla <= nla < self.nla + self.size
@@ -51,47 +78,129 @@ class AtuDriver:
         self.regs = regs or RegModel.from_config(cfg)
         self.gat_entries = cfg["atu"]["gat_entries"]
         self.gat_gates = host.memory.gat_gates   # GATEs at the start of every GAT that memory holds
-        self.gats = {}                  # GAT index -> base address
-        self.next_page = first_page     # NLA pages are handed out in order, never reused
+        self.gats = {}                  # GAT index -> base address (both kinds)
+        self.large_gats = set()         # indices of the large-page GATs
+        self.next_page = first_page     # 4 KiB NLA pages are handed out in order, never reused
+        self.large_floor = self.gat_entries     # lowest large-page GAT index taken
+        self.large_gat, self.large_slot = None, LARGE_GATES    # the open large-page GAT, its next GATE
         self.regions = []
+        self._flush_pages = 1           # atu.flush_range as last written (reset: one page)
 
-    async def _gate_address(self, nla_page):
-        index = nla_page >> GATE_INDEX_BITS
-        if index >= self.gat_entries:
-            raise MemoryError(f"NLA page {nla_page:#x} is beyond the {self.gat_entries} GATs")
-        if nla_page & ((1 << GATE_INDEX_BITS) - 1) >= self.gat_gates:
-            raise MemoryError(f"NLA page {nla_page:#x} is beyond the {self.gat_gates} GATEs of a GAT this "
-                              f"host memory holds")
+    # -- GATs ---------------------------------------------------------------------------------------
+    async def _gat(self, index, *, large):
         if index not in self.gats:
-            base = self.host.memory.alloc(8 * self.gat_gates, huge=True)
-            await self.host.write64(self.regs.addr(f"atu.gat_base[{index}]"), base)
+            if large:
+                base = self.host.memory.alloc(LARGE_GAT_BYTES)
+                self.large_gats.add(index)
+            else:
+                base = self.host.memory.alloc(8 * self.gat_gates, huge=True)
+            await self.host.write64(self.regs.addr(f"atu.gat_base[{index}]"),
+                                    pack(GatBase, {"addr": base >> GAT_BASE_SHIFT, "large": int(large)}))
             self.gats[index] = base
-        return self.gats[index] + 8 * (nla_page & ((1 << GATE_INDEX_BITS) - 1))
+        return self.gats[index]
 
-    async def register(self, vpid, size, *, read=True, write=True, owner=None):
-        """Pin ``size`` bytes (rounded up to pages) for ``vpid``: a :class:`Region`."""
-        pages = max(1, -(-size // PAGE))
-        phys = self.host.memory.alloc(pages * PAGE, owner=owner if owner is not None else f"vpid{vpid}")
-        first = self.next_page
-        self.next_page += pages
-        for k in range(pages):
-            g = await self._gate_address(first + k)
-            await self.host.mem_write64(g, gate_word(ppn=(phys >> 12) + k, vpid=vpid, read=int(read),
-                                                  write=int(write)))
+    def _check_small(self, first, end):
+        """``MemoryError`` unless 4 KiB NLA pages ``first .. end - 1`` can be handed out."""
+        for index in range(first >> GATE_INDEX_BITS, ((end - 1) >> GATE_INDEX_BITS) + 1):
+            page = max(first, index << GATE_INDEX_BITS)
+            if index >= self.gat_entries:
+                raise MemoryError(f"NLA page {page:#x} is beyond the {self.gat_entries} GATs")
+            if index >= self.large_floor:
+                raise MemoryError(f"NLA page {page:#x} is in GAT {index}, a large-page GAT: the 4 KiB-page GATs "
+                                  f"(from 0 up) have met the large-page GATs (from {self.gat_entries - 1} down)")
+            last = min(end, (index + 1) << GATE_INDEX_BITS) - 1
+            if last & (GAT_PAGES - 1) >= self.gat_gates:
+                page = max(page, (index << GATE_INDEX_BITS) + self.gat_gates)
+                raise MemoryError(f"NLA page {page:#x} is beyond the {self.gat_gates} GATEs of a GAT this host "
+                                  f"memory holds")
+
+    # -- registration -------------------------------------------------------------------------------
+    async def register(self, vpid, size, *, read=True, write=True, owner=None, large=None):
+        """Pin ``size`` bytes for ``vpid``: a :class:`Region` of 4 KiB pages (``size`` rounded up) or,
+        ``large``, of 2 MiB pages (``None``: 2 MiB pages if ``size`` is a nonzero multiple of 2 MiB and
+        the host memory can allocate them).
+
+        Raises
+        ------
+        ValueError
+            ``large`` is true and ``size`` is not a positive multiple of 2 MiB.
+        MemoryError
+            ``large`` is true and the host memory cannot allocate ``size`` bytes of 2 MiB pages; the NLA
+            space is exhausted (the two kinds of GAT meet, or the GATs a host memory holds are full).
+        """
+        owner = owner if owner is not None else f"vpid{vpid}"
+        memory = self.host.memory
+        if large is None:
+            large = size > 0 and size % LARGE_PAGE == 0 and memory.can_alloc(size, huge=True)
+        elif large:
+            if size <= 0 or size % LARGE_PAGE:
+                raise ValueError(f"size must be a positive multiple of 2 MiB ({LARGE_PAGE}) for large pages, "
+                                 f"not {size}")
+            if not memory.can_alloc(size, huge=True):
+                raise MemoryError(f"the host memory cannot allocate {size} bytes of 2 MiB pages")
+        if large:
+            region = await self._register_large(vpid, size, read, write, owner)
+        else:
+            region = await self._register_small(vpid, size, read, write, owner)
         # a read behind the posted GAT base writes: they have landed when it returns
         await self.host.read64(self.regs.addr("atu.flush"))
-        region = Region(vpid, first * PAGE, phys, pages * PAGE, read, write)
         self.regions.append(region)
         return region
+
+    async def _register_small(self, vpid, size, read, write, owner):
+        pages = max(1, -(-size // PAGE))
+        first = self.next_page
+        self._check_small(first, first + pages)
+        phys = self.host.memory.alloc(pages * PAGE, owner=owner)
+        self.next_page += pages
+        for k in range(pages):
+            page = first + k
+            base = await self._gat(page >> GATE_INDEX_BITS, large=False)
+            await self.host.mem_write64(base + 8 * (page & (GAT_PAGES - 1)),
+                                        gate_word(ppn=(phys >> 12) + k, vpid=vpid, read=int(read), write=int(write)))
+        return Region(vpid, first * PAGE, phys, pages * PAGE, read, write)
+
+    async def _register_large(self, vpid, size, read, write, owner):
+        pages = size // LARGE_PAGE
+        if pages <= LARGE_GATES - self.large_slot:
+            gat, slot = self.large_gat, self.large_slot
+        else:
+            gat, slot = self.large_floor - -(-pages // LARGE_GATES), 0
+            small = -(-self.next_page >> GATE_INDEX_BITS)      # GATs 0 .. small - 1 hold 4 KiB pages
+            if gat < small:
+                raise MemoryError(f"{pages} pages of 2 MiB need large-page GATs from {gat} up, but GATs below "
+                                  f"{small} map 4 KiB pages: the large-page GATs (from {self.gat_entries - 1} "
+                                  f"down) have met the 4 KiB-page GATs (from 0 up)")
+            self.large_floor = gat
+        end = slot + pages
+        self.large_gat = gat + (end - 1) // LARGE_GATES
+        self.large_slot = end - (self.large_gat - gat) * LARGE_GATES
+        phys = self.host.memory.alloc(size, owner=owner, huge=True)
+        for k in range(pages):
+            index, gate = divmod(slot + k, LARGE_GATES)
+            base = await self._gat(gat + index, large=True)
+            await self.host.mem_write64(base + 8 * gate,
+                                        gate_word(ppn=(phys >> 12) + (k << LARGE_PAGE_BITS), vpid=vpid,
+                                                  read=int(read), write=int(write), large=1))
+        nla = ((gat << GATE_INDEX_BITS) + (slot << LARGE_PAGE_BITS)) * PAGE
+        return Region(vpid, nla, phys, size, read, write, large=True)
 
     def gate(self, nla):
         """Host address of the GATE of byte NLA ``nla`` (which must be in a registered GAT)."""
         page = nla >> 12
-        return self.gats[page >> GATE_INDEX_BITS] + 8 * (page & ((1 << GATE_INDEX_BITS) - 1))
+        index, gate = page >> GATE_INDEX_BITS, page & (GAT_PAGES - 1)
+        if index in self.large_gats:
+            gate >>= LARGE_PAGE_BITS
+        return self.gats[index] + 8 * gate
 
-    async def flush(self, nla_page, vpid, *, tlb=True, ats=True, timeout_cycles=20000):
-        """The flush protocol for one NLA page; returns once the ATU reports ``done``."""
+    async def flush(self, nla_page, vpid, *, pages=1, tlb=True, ats=True, timeout_cycles=20000):
+        """The flush protocol for ``pages`` NLA pages from ``nla_page`` (and the 2 MiB NLA pages they are
+        in): one range flush (``atu.flush_range``, then ``atu.flush``); returns once the ATU reports
+        ``done``."""
         addr = self.regs.addr("atu.flush")
+        if pages != self._flush_pages:
+            await self.host.write64(self.regs.addr("atu.flush_range"), pages - 1)
+            self._flush_pages = pages
         await self.host.write64(addr, nla_page | int(tlb) << 32 | int(ats) << 33 | vpid << 34 | 1 << 62)
         start = self.host.now()
         while True:
@@ -103,10 +212,10 @@ class AtuDriver:
             await self.host.cycles(8)
 
     async def deregister(self, region):
-        """Invalidate the region's GATEs, flush every page, and free the pages."""
-        for k in range(region.size // PAGE):
-            await self.host.mem_write64(self.gate(region.nla + k * PAGE), 0)
-        for k in range(region.size // PAGE):
-            await self.flush((region.nla >> 12) + k, region.vpid)
+        """Invalidate the region's GATEs, flush the region's pages with one range flush, and free the
+        pages."""
+        for offset in range(0, region.size, region.page_size):
+            await self.host.mem_write64(self.gate(region.nla + offset), 0)
+        await self.flush(region.nla >> 12, region.vpid, pages=region.size // PAGE)
         self.host.memory.free(region.phys, region.size)
         self.regions.remove(region)

@@ -124,14 +124,16 @@ class RmaPort:
     def phys(self):
         return bool(self.node.phys >> self.vpid & 1)
 
-    async def register(self, size, *, read=True, write=True, owner=None):
-        """Memory for this VPID's operations: NLAs through the ATU, or (phys mode) physical pages."""
+    async def register(self, size, *, read=True, write=True, owner=None, large=None):
+        """Memory for this VPID's operations: NLAs through the ATU (2 MiB pages as
+        :meth:`sim.driver.atu.AtuDriver.register` decides with ``large``), or (phys mode) physical
+        pages."""
         owner = owner if owner is not None else f"vpid{self.vpid}"
         if self.phys:
             pages = max(1, -(-size // PAGE))
             phys = self.node.host.memory.alloc(pages * PAGE, owner=owner)
             return Region(self.vpid, phys, phys, pages * PAGE, read, write)
-        return await self.node.atu.register(self.vpid, size, read=read, write=write, owner=owner)
+        return await self.node.atu.register(self.vpid, size, read=read, write=write, owner=owner, large=large)
 
     # -- posting ------------------------------------------------------------------------------------
     async def post(self, command, *, dst_node, dst_vpid, notify=(0, 0, 0), cache_line=0, irq=0, **desc):

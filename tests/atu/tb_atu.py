@@ -13,7 +13,7 @@ from collections import deque
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from rtl.atu.layout import GATE_INDEX_BITS
+from rtl.atu.layout import GATE_INDEX_BITS, LARGE_PAGE_BITS
 from rtl.common.ats import AtsCause, AtsCmd
 from rtl.common.htax import HtaxCmd
 from sim.atu_model import AtuModel, decode_ats, flush_response, gate_word, translation_request
@@ -74,8 +74,8 @@ class FuModel:
     def errors(self):
         return self._errors + self.sink.errors
 
-    def request(self, vpid, nla_page, write, info=None):
-        self.queue.append(("req", translation_request(vpid=vpid, nla_page=nla_page, write=write),
+    def request(self, vpid, nla_page, write, info=None, *, next=0):
+        self.queue.append(("req", translation_request(vpid=vpid, nla_page=nla_page, write=write, next=next),
                            info if info is not None else (vpid, nla_page, write)))
         self.source.kick()
 
@@ -199,17 +199,31 @@ async def read_errors(host):
     return e & 0xFFFF_FFFF, e >> 32
 
 
-def build_gats(host, rng, ngats, pages_per_gat):
-    """Allocate ``ngats`` GATs with random GATEs; returns (bases, {nla_page: gate word})."""
+def build_gats(host, rng, ngats, pages_per_gat, *, large=0):
+    """Allocate ``ngats`` GATs with random GATEs (in runs of consecutive ones, so look-ahead finds them),
+    then ``large`` large-page GATs (4 KiB tables, mostly 2 MB-aligned large GATEs); returns (GAT base
+    register values, {nla_page: gate word}: every 4 KB page of a large GATE's 2 MB page maps to it)."""
     bases, gates = [], {}
-    for g in range(ngats):
-        base = host.memory.alloc(HUGE, huge=True)
-        bases.append(base)
-        for i in rng.sample(range(1 << GATE_INDEX_BITS), pages_per_gat):
-            word = gate_word(ppn=rng.getrandbits(40), vpid=rng.randrange(VPIDS), read=rng.random() < 0.8,
-                             write=rng.random() < 0.6, valid=rng.random() < 0.85)
+    for g in range(ngats + large):
+        big = int(g >= ngats)
+        base = host.memory.alloc(4096) if big else host.memory.alloc(HUGE, huge=True)
+        bases.append(base | big)
+        idx = set()
+        while len(idx) < pages_per_gat:
+            start = rng.randrange((1 << (GATE_INDEX_BITS - LARGE_PAGE_BITS * big)) - 4)
+            idx.update(range(start, start + rng.randrange(1, 5)))
+        vpid = rng.randrange(VPIDS)
+        for i in sorted(idx):
+            vpid = rng.randrange(VPIDS) if rng.random() < 0.3 else vpid
+            size = big if rng.random() < 0.9 else 1 - big
+            ppn = rng.getrandbits(40) & ~(((1 << LARGE_PAGE_BITS) - 1) if size and rng.random() < 0.9 else 0)
+            word = gate_word(ppn=ppn, vpid=vpid, read=rng.random() < 0.8, write=rng.random() < 0.6,
+                             valid=rng.random() < 0.85, large=size)
             host.memory.write64(base + 8 * i, word)
-            gates[(g << GATE_INDEX_BITS) | i] = word
+            page = (g << GATE_INDEX_BITS) | (i << (LARGE_PAGE_BITS * big))
+            gates[page] = word
+            if big:
+                gates[page | rng.getrandbits(LARGE_PAGE_BITS)] = word
     return bases, gates
 
 
@@ -225,17 +239,20 @@ def compare(units, model_of, label):
 
 
 def dma_reads_inside(host, bases):
+    """Every DMA read lies in a GAT's table (2 MB, or 4 KB for a large-page GAT: bit 0 of ``bases``)."""
     for acc in host.memory.log:
         if acc.kind == "read":
-            assert any(b <= acc.addr < b + HUGE for b in bases), f"DMA read outside every GAT: {acc.addr:#x}"
+            assert any(b & ~1 <= acc.addr < (b & ~1) + (4096 if b & 1 else HUGE) for b in bases), \
+                f"DMA read outside every GAT: {acc.addr:#x}"
 
 
 @cocotb.test()
 async def random_translations(dut):
-    """Several FUs, random VPIDs, permissions, (in)valid GATEs, TLB aliasing, bad NLAs, reordered memory."""
+    """Several FUs, random VPIDs, permissions, (in)valid GATEs, 4 KB and 2 MB pages (good and bad large
+    GATEs), TLB aliasing, bad NLAs, requests with ``next`` (look-ahead), reordered memory."""
     host, rng, model = await setup(dut)
     n = tb_params().get("requests", 600)
-    bases, gates = build_gats(host, rng, 3, 40)
+    bases, gates = build_gats(host, rng, 2, 40, large=1)
     for g, b in enumerate(bases):
         await set_gat(host, model, g, b)
     # pages that alias in the TLB: same low index bits, different GATs/upper bits
@@ -253,7 +270,7 @@ async def random_translations(dut):
                 else rng.choice(bad))
         gate = gates.get(page)
         vpid = ((gate >> 8) & 0xFFFF) if gate is not None and rng.random() < 0.7 else rng.randrange(VPIDS + 4)
-        u.request(vpid, page, rng.getrandbits(1))
+        u.request(vpid, page, rng.getrandbits(1), next=rng.getrandbits(1))
     await drain(host, units)
     count = compare(units, lambda info, _: model.translate(*info), "random")
     assert count == n
@@ -267,15 +284,20 @@ async def random_translations(dut):
         (misses, host.stats["dma_reads"])
     failed = sum(1 for u in units for info, *_ in u.results if not model.translate(*info).ok)
     assert await read_errors(host) == (failed, 0), (await read_errors(host), failed)
-    dut._log.info(f"{n} translations, {hits} hits, {misses} misses")
+    filled, used = divmod(await host.read64(REGS.addr("atu.lookahead_counters")), 1 << 32)[::-1]
+    assert used <= filled, (used, filled)
+    dut._log.info(f"{n} translations, {hits} hits, {misses} misses, look-ahead {filled} filled {used} used")
 
 
 @cocotb.test()
 async def vpid_isolation(dut):
-    """Every VPID against every GATE (one GATE per VPID): OK only for the owner, never its page otherwise."""
+    """Every VPID against every GATE (one 4 KB GATE and one 2 MB GATE per VPID, the large pages at two
+    4 KB pages each): OK only for the owner, never its page otherwise; look-ahead on every request."""
     host, rng, model = await setup(dut)
     base = host.memory.alloc(HUGE, huge=True)
     await set_gat(host, model, 1, base)
+    table = host.memory.alloc(4096)
+    await set_gat(host, model, 2, table | 1)
     pages = {}
     for v in range(VPIDS):
         idx = rng.randrange(1 << GATE_INDEX_BITS)
@@ -283,14 +305,19 @@ async def vpid_isolation(dut):
             idx = rng.randrange(1 << GATE_INDEX_BITS)
         host.memory.write64(base + 8 * idx, gate_word(ppn=rng.getrandbits(40), vpid=v))
         pages[(1 << GATE_INDEX_BITS) | idx] = v
+        # the VPID's 2 MB page: GATE v of the large-page GAT, seen at two of its 4 KB pages
+        host.memory.write64(table + 8 * v, gate_word(ppn=rng.getrandbits(31) << LARGE_PAGE_BITS, vpid=v, large=1))
+        for low in rng.sample(range(1 << LARGE_PAGE_BITS), 2):
+            pages[(2 << GATE_INDEX_BITS) | (v << LARGE_PAGE_BITS) | low] = v
     units = fus(dut, host, rng)
     order = [(v, p, w) for v in range(VPIDS) for p in pages for w in (0, 1)]
     rng.shuffle(order)
     for i, (v, p, w) in enumerate(order):
-        units[i % len(units)].request(v, p, w)
-    # second pass: now owners' GATEs sit in the TLB; other VPIDs must still be refused
+        units[i % len(units)].request(v, p, w, next=1)
+    # second pass: now owners' GATEs (and look-ahead neighbours) sit in the TLBs; other VPIDs must still
+    # be refused
     for i, (v, p, w) in enumerate(order):
-        units[i % len(units)].request(v, p, w)
+        units[i % len(units)].request(v, p, w, next=1)
     await drain(host, units)
     for u in units:
         for (v, p, _w), got, *_ in u.results:
@@ -312,12 +339,24 @@ async def bad_input(dut):
     hole = host.memory.alloc(HUGE, huge=True)
     host.memory.free(hole, HUGE)                        # a GAT base pointing at unallocated memory
     await set_gat(host, model, 2, hole)
+    # page-size faults: a large GATE in a 4 KB-page GAT; in a large-page GAT a misaligned large GATE and
+    # a 4 KB GATE; a 4 KB-page GAT whose base is not 2 MB aligned
+    host.memory.write64(base + 8 * 5, gate_word(ppn=0x200, vpid=2, large=1))
+    table = host.memory.alloc(4096)
+    await set_gat(host, model, 3, table | 1)
+    host.memory.write64(table + 8 * 1, gate_word(ppn=0x201, vpid=2, large=1))
+    host.memory.write64(table + 8 * 2, gate_word(ppn=0x400, vpid=2))
+    await set_gat(host, model, 4, base + 0x1000)
+    big = 3 << GATE_INDEX_BITS
     units = fus(dut, host, rng)
     u = units[0]
     cases = [(2, 3, 0, AtsCause.NONE), (2, (1 << GATE_INDEX_BITS) | 3, 0, AtsCause.GAT_NOT_CONFIGURED),
              (2, (A["gat_entries"] << GATE_INDEX_BITS) | 3, 0, AtsCause.NLA_RANGE),
              (VPIDS, 3, 0, AtsCause.NLA_RANGE), (0xFFFF, 3, 1, AtsCause.NLA_RANGE),
-             (2, (2 << GATE_INDEX_BITS) | 9, 0, AtsCause.MEMORY_ERROR), (2, 4, 0, AtsCause.INVALID_GATE)]
+             (2, (2 << GATE_INDEX_BITS) | 9, 0, AtsCause.MEMORY_ERROR), (2, 4, 0, AtsCause.INVALID_GATE),
+             (2, 5, 0, AtsCause.PAGE_SIZE), (2, big | (1 << LARGE_PAGE_BITS) | 7, 0, AtsCause.PAGE_SIZE),
+             (2, big | (2 << LARGE_PAGE_BITS), 1, AtsCause.PAGE_SIZE),
+             (2, (4 << GATE_INDEX_BITS) | 1, 0, AtsCause.GAT_NOT_CONFIGURED)]
     for v, p, w, _ in cases:
         u.request(v, p, w)
     # ATS messages the ATU does not take (a translation response, a flush request, a stray flush
@@ -339,8 +378,11 @@ async def bad_input(dut):
     check_clean(host, units)
 
 
-async def flush(host, nla, *, tlb=1, ats=1, vpid=0):
-    """Write the flush register (fig. 5-11) and poll ``done``; return the cycle it was seen set."""
+async def flush(host, nla, *, tlb=1, ats=1, vpid=0, extra=None):
+    """Write the flush register (fig. 5-11; with ``extra``, ``atu.flush_range`` first: a range of
+    ``extra + 1`` pages) and poll ``done``; return the cycle it was seen set."""
+    if extra is not None:
+        await host.write64(REGS.addr("atu.flush_range"), extra)
     await host.write64(FLUSH, nla | (tlb << 32) | (ats << 33) | (vpid << 34) | (1 << 62))
     for _ in range(2000):
         v = await host.read64(FLUSH)
@@ -382,7 +424,7 @@ async def flush_storm(dut):
         new = 0 if rng.random() < 0.4 else gate_word(ppn=rng.getrandbits(40), vpid=1)
         host.memory.write64(base + 8 * pg, 0)        # deregistration zeroes the GATE first (ch. 5.3)
         written = host.now()                         # the FU models count the host's cycles
-        done = await flush(host, pg, vpid=1)
+        done = await flush(host, pg, vpid=1, extra=rng.choice((0, 0, 3, 2000)))   # ranges sweep TLB sets
         history[pg].append((written, done, 0))
         if new:     # registration needs no flush: the TLB never holds an invalid GATE
             host.memory.write64(base + 8 * pg, new)

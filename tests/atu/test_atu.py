@@ -6,7 +6,9 @@ import copy
 import pytest
 
 from rtl.atu import Atu
+from rtl.common.ats import AtsCause
 from rtl.config import load
+from sim.atu_model import gate_fields
 from sim.runner import run_cocotb
 from sim.tops.atu import AtuSystem, with_switch
 from sim.tops.configs import atu_config
@@ -39,7 +41,7 @@ def test_parameter_errors(kw, exc, msg):
 def test_tlb_organisations_elaborate(ways, entries):
     from amaranth.back import rtlil
     atu = Atu(tlb_entries=entries, tlb_ways=ways, reorder_entries=4, request_fifo=4)
-    assert atu.set_bits == (entries // ways).bit_length() - 1
+    assert atu.formats.small.set_bits == (entries // ways).bit_length() - 1
     rtlil.convert(atu)
 
 
@@ -120,14 +122,26 @@ def test_atu_flush_storm_host_read_not_starved():
 # ------------------------------------------------------------------------------------------------
 # Amaranth-simulator regressions on the Atu alone (tests/atu/unit_harness.py): cheap, no Verilator.
 
-def _unit_requests(rng, atu, pages, n, vpids=32):
+def _unit_requests(rng, atu, pages, n, vpids=32, model=None):
+    """Hot pages, random pages, out-of-range pages and sequential streams (``next`` set on all but a
+    stream's last page, so look-ahead fills the TLB ahead of them)."""
     hot = rng.sample(pages, 12)
     out = []
-    for _ in range(n):
+    while len(out) < n:
         r = rng.random()
-        page = rng.choice(hot) if r < 0.5 else rng.choice(pages) if r < 0.95 else (5 << 18) | 7
-        out.append((rng.choice(atu.fu_ports), rng.randrange(vpids + 2), page, rng.getrandbits(1)))
-    return out
+        port, vpid, write = rng.choice(atu.fu_ports), rng.randrange(vpids + 2), rng.getrandbits(1)
+        if r < 0.15:
+            first = rng.choice(pages)
+            gate = model.read64(model.gate_address(first)) if model and first >> 18 < 4 else None
+            if gate is not None and rng.random() < 0.8:
+                vpid = gate_fields(gate)["vpid"]         # mostly the stream's owner
+            k = rng.randrange(2, 9)
+            step = 1 << 9 if first >> 18 == 3 else 1        # GAT 3 of random_setup maps 2 MB pages
+            out += [(port, vpid, first + j * step, write, int(j < k - 1)) for j in range(k)]
+            continue
+        page = rng.choice(hot) if r < 0.55 else rng.choice(pages) if r < 0.95 else (6 << 18) | 7
+        out.append((port, vpid, page, write, rng.getrandbits(1)))
+    return out[:n]
 
 
 @pytest.mark.parametrize("seed", [543733194, 864846777])
@@ -143,23 +157,24 @@ def test_unit_reordered_memory_without_fu_window(seed):
     rng = random.Random(seed)
     gat_base, memory, pages, model = random_setup(rng)
     atu = Atu()
-    reqs = _unit_requests(rng, atu, pages, 400)
+    reqs = _unit_requests(rng, atu, pages, 400, model=model)
     res, st = run_unit(atu, gat_base, memory, reqs, latency=44, jitter=30, seed=seed, limit=20000)
     assert res == expected(model, reqs)
     assert st["max_outstanding"] >= atu.reorder_entries - 4      # the reorder buffer is kept full
 
 
 def test_unit_flushes_with_late_fu():
-    """Flushes (TLB + ATS, one FU answering 80 cycles late) while the FUs stream misses and hits with
-    reordered memory and no window: every flush completes, answers match the model."""
+    """Flushes (TLB + ATS, some of page ranges that sweep TLB sets, one FU answering 80 cycles late) while
+    the FUs stream misses and hits with reordered memory and no window: every flush completes, answers
+    match the model."""
     import random
 
     from tests.atu.unit_harness import expected, random_setup, run_unit
     rng = random.Random(864846777)
     gat_base, memory, pages, model = random_setup(rng)
     atu = Atu()
-    reqs = _unit_requests(rng, atu, pages, 300)
-    fl = [(60 * (k + 1), rng.choice(pages), 1, 1) for k in range(8)]
+    reqs = _unit_requests(rng, atu, pages, 300, model=model)
+    fl = [(60 * (k + 1), rng.choice(pages), 1, 1, rng.choice((0, 5, 3000))) for k in range(8)]
     res, st = run_unit(atu, gat_base, memory, reqs, latency=44, jitter=20, seed=3, flushes=fl,
                        flush_delay={atu.fu_ports[-1]: 80}, limit=20000)
     # GATEs do not change here, so every answer equals the model's; flushes only cost TLB hits
@@ -178,7 +193,7 @@ def test_unit_fifo_bypass_and_backpressure(seed):
     rng = random.Random(seed)
     gat_base, memory, pages, model = random_setup(rng)
     atu = Atu(request_fifo=4, reorder_entries=8)
-    reqs = _unit_requests(rng, atu, pages, 300)
+    reqs = _unit_requests(rng, atu, pages, 300, model=model)
     res, st = run_unit(atu, gat_base, memory, reqs, latency=30, jitter=20, seed=seed, limit=20000)
     assert res == expected(model, reqs)
     assert st["ats_refused"] > 0                                  # backpressure was exercised
@@ -207,3 +222,62 @@ def test_unit_hit_latency_and_flush_timing():
     assert [c for c, _, _ in st["flush_requests"]] == [201, 202, 203], st["flush_requests"]
     assert [d for _, d, _ in st["flush_requests"]] == list(atu.fu_ports)
     assert st["flush_done"] == [204], st["flush_done"]
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_unit_mixed_pages_and_lookahead(seed):
+    """FUs with two requests outstanding each mix 4 KB and 2 MB pages, streams with ``next`` (look-ahead
+    fills the TLB ahead of them), a misaligned GAT, bad large-page GATEs and out-of-range pages, with
+    reordered memory: every answer equals the model's, and look-ahead GATEs are fetched and used."""
+    import random
+
+    from tests.atu.unit_harness import expected, random_setup, run_unit
+    rng = random.Random(seed)
+    gat_base, memory, pages, model = random_setup(rng)
+    atu = Atu()
+    reqs = _unit_requests(rng, atu, pages, 300, model=model)
+    res, st = run_unit(atu, gat_base, memory, reqs, latency=30, jitter=20, seed=seed, window=2, limit=40000)
+    assert res == expected(model, reqs)
+    assert 0 < st["la_used"] <= st["la_filled"], st
+    causes = {t.cause for r in res.values() for t in r}
+    assert {AtsCause.PAGE_SIZE, AtsCause.GAT_NOT_CONFIGURED, AtsCause.NONE} <= causes, causes
+
+
+@pytest.mark.parametrize("lookahead, first, misses, filled", [
+    (7, 0x10, 2, 14), (7, 0x13, 3, 18), (0, 0x10, 16, 0), (3, 0x10, 4, 12)])
+def test_unit_lookahead_stream(lookahead, first, misses, filled):
+    """A FU translates 16 consecutive pages one at a time (``next`` on all but the last): with look-ahead
+    a miss's read also fetches up to ``lookahead`` more GATEs of its 64-byte line, so only the pages
+    that start a line's fetch miss; every look-ahead GATE is used.  Without ``next`` nothing is fetched
+    ahead."""
+    from sim.atu_model import AtuModel, gate_word
+    from tests.atu.unit_harness import expected, run_unit
+    base = 0x40 << 21
+    memory = {base + 8 * i: gate_word(ppn=0x1000 + i, vpid=5) for i in range(64)}
+    model = AtuModel(gat_entries=512, vpids=32, read64=memory.get)
+    model.gat_base[0] = base
+    reqs = [(3, 5, first + k, 0, int(k < 15)) for k in range(16)]
+    atu = Atu(lookahead=lookahead)
+    res, st = run_unit(atu, {0: base}, memory, reqs, latency=20, window=1)
+    assert res[3] == expected(model, reqs)[3]
+    assert (st["misses"], st["hits"]) == (misses, 16 - misses)
+    # the last miss also fetches the rest of its line (wasted beyond the stream's end)
+    assert (st["la_filled"], st["la_used"]) == (filled, 16 - misses)
+    res, st = run_unit(atu, {0: base}, memory, [r[:4] for r in reqs], latency=20, window=1)
+    assert (st["misses"], st["gates_read"]) == (16, 16)
+
+
+def test_unit_large_page_stream():
+    """16 consecutive 4 KB pages of one 2 MB page: one miss, 15 hits in the large-page TLB, each with
+    the GATE's PPN plus the page's index."""
+    from sim.atu_model import AtuModel, gate_word
+    from tests.atu.unit_harness import expected, run_unit
+    table = 0x7_3000 << 12                      # a large-page GAT: 4 KB aligned
+    memory = {table + 8 * 5: gate_word(ppn=0x2_0000, vpid=2, large=1)}
+    model = AtuModel(gat_entries=512, vpids=32, read64=memory.get)
+    model.gat_base[1] = table | 1
+    reqs = [(3, 2, (1 << 18) | (5 << 9) | (0x30 + k), 1, 1) for k in range(16)]
+    res, st = run_unit(Atu(), {1: table | 1}, memory, reqs, latency=20, window=1)
+    assert res[3] == expected(model, reqs)[3]
+    assert [t.ppn for t in res[3]] == [0x2_0000 + 0x30 + k for k in range(16)]
+    assert (st["misses"], st["hits"]) == (1, 15)

@@ -107,3 +107,50 @@ def test_without_fus():
         assert ctx.get(dut.control.done)
 
     run_sim(dut, tb)
+
+
+def _sweep_log(dut, *, nla, extra, cycles):
+    """Start a TLB-only flush of ``extra + 1`` pages from ``nla``; per cycle (invalidated 4 KB page or
+    None, invalidated 2 MB page or None, starting, done)."""
+    log = []
+
+    async def tb(ctx):
+        ctx.set(dut.control.nla.as_value(), nla)
+        ctx.set(dut.control.extra, extra)
+        ctx.set(dut.control.tlb, 1)
+        ctx.set(dut.control.start, 1)
+        for _ in range(cycles):
+            log.append((ctx.get(dut.invalidate.payload.as_value()) if ctx.get(dut.invalidate.valid) else None,
+                        ctx.get(dut.linvalidate.payload.as_value()) >> 9 if ctx.get(dut.linvalidate.valid) else None,
+                        ctx.get(dut.starting), ctx.get(dut.control.done)))
+            await ctx.tick()
+            ctx.set(dut.control.start, 0)
+            ctx.set(dut.control.nla.as_value(), 0)
+            ctx.set(dut.control.extra, 0)
+
+    run_sim(dut, tb)
+    return log
+
+
+def test_range_sweep():
+    """A range flush invalidates the sets of every page of the range, one per cycle, and of every 2 MB
+    page it touches, in the same cycles; lookups are held throughout; done after the last one."""
+    dut = _flush()
+    nla = (3 << 18) | 0x1FE                     # two pages before a 2 MB boundary
+    log = _sweep_log(dut, nla=nla, extra=5, cycles=9)
+    assert [p for p, _, _, _ in log] == [nla + k for k in range(6)] + [None] * 3
+    assert [p for _, p, _, _ in log] == [nla >> 9, (nla >> 9) + 1] + [None] * 7
+    assert [s for _, _, s, _ in log] == [1] * 6 + [0] * 3
+    assert [d for _, _, _, d in log] == [0] * 6 + [1, 0, 0]      # nothing in flight: done after the sweep
+
+
+def test_range_sweep_caps_at_the_sets():
+    """A range larger than a TLB invalidates each of its sets once: 1024 cycles for 1 GiB of 4 KB pages,
+    and the 16 large-page sets in the first 16 of them."""
+    dut = _flush()
+    log = _sweep_log(dut, nla=5 << 18, extra=(1 << 18) - 1, cycles=1030)
+    small = [p for p, _, _, _ in log if p is not None]
+    large = [p for _, p, _, _ in log if p is not None]
+    assert len(small) == 1024 and len({p & 1023 for p in small}) == 1024
+    assert large == [(5 << 9) + k for k in range(16)]
+    assert [d for _, _, _, d in log].index(1) == 1024

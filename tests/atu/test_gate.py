@@ -14,14 +14,14 @@ PAGE = (2 << 18) | 0x1234
 INFO = {0: (1, 0, 0), 1: (1, 1, 0), 2: (2, 0, 1), 3: (3, 0, 0)}
 
 
-def _response(tag, word=None):
-    if word is None:
+def _response(tag, *words):
+    if not words:
         return HtaxPacket(HtaxCmd.RESPONSE, src=0, dst=2, tag=tag, length=0,
                           status=HtaxStatus.TARGET_ERROR).beats()
-    return HtaxPacket(HtaxCmd.RESPONSE, src=0, dst=2, tag=tag, length=1, data=[word]).beats()
+    return HtaxPacket(HtaxCmd.RESPONSE, src=0, dst=2, tag=tag, length=len(words), data=list(words)).beats()
 
 
-def _run(packets, *, waiting, flush_start_at=None):
+def _run(packets, *, waiting, flush_start_at=None, large=0, more=0):
     """Deliver ``packets`` (lists of beats) back to back; return per cycle (arrived slot or None,
     result or None, fill or None)."""
     dut = AtuGateCheck(formats=F)
@@ -36,14 +36,15 @@ def _run(packets, *, waiting, flush_start_at=None):
         for cycle in range(sum(len(p) for p in packets) + 2):
             clock.drive(ctx)
             vpid, write, epoch = INFO[ctx.get(dut.info.addr)]
-            ctx.set(dut.info.data, {"vpid": vpid, "write": write, "epoch": epoch})
+            ctx.set(dut.info.data, {"vpid": vpid, "write": write, "epoch": epoch, "large": large, "more": more})
             ctx.set(dut.info.data.nla.as_value(), PAGE)
             ctx.set(dut.flush_start, cycle == flush_start_at)
             res = ctx.get(dut.results.payload) if ctx.get(dut.results.valid) else None
             fill = ctx.get(dut.fill.payload) if ctx.get(dut.fill.valid) else None
             log.append((ctx.get(dut.arrived.payload) if ctx.get(dut.arrived.valid) else None,
                         None if res is None else (res.slot, res.ok, AtsCause(res.cause), res.ppn),
-                        None if fill is None else (fill.vpid, fill.read, fill.write, fill.ppn, fill.nla.as_bits())))
+                        None if fill is None else (fill.vpid, fill.read, fill.write, fill.ppn, fill.nla.as_bits(),
+                                                   fill.large, fill.pref)))
             await clock.tick(ctx)
 
     run_sim(dut, tb)
@@ -63,7 +64,7 @@ def test_check_and_fill():
                        (3, 0, AtsCause.VPID_MISMATCH, 0),
                        (2, 0, AtsCause.INVALID_GATE, 0)]
     # a valid GATE of the slot's VPID fills the TLB, also when this access was refused
-    assert fills == [(1, 1, 0, 0xABC, PAGE)] * 2
+    assert fills == [(1, 1, 0, 0xABC, PAGE, 0, 0)] * 2
     # each result one cycle after its arrival (the data beat)
     for i, (a, _, _) in enumerate(log):
         if a is not None:
@@ -88,3 +89,36 @@ def test_no_fill_across_a_flush():
     log = _run([_response(0, gate1)], waiting=0b0001, flush_start_at=1)        # the data beat's cycle
     assert [r for _, r, _ in log if r is not None] == [(0, 1, AtsCause.NONE, 7)]
     assert not [f for _, _, f in log if f is not None]
+
+
+def test_large_pages():
+    """In a large-page GAT: a large GATE with a 2 MB-aligned PPN answers PPN + the page's index in the
+    2 MB page and fills the large-page TLB; a misaligned one, or a 4 KB GATE, is PAGE_SIZE (and fills
+    nothing); in a 4 KB-page GAT a large GATE is PAGE_SIZE."""
+    good = gate_word(ppn=0x1200, vpid=1, large=1)
+    log = _run([_response(0, good), _response(1, gate_word(ppn=0x1201, vpid=1, large=1))], waiting=0b0011,
+               large=1)
+    assert [r for _, r, _ in log if r is not None] == [(0, 1, AtsCause.NONE, 0x1200 | (PAGE & 0x1FF)),
+                                                        (1, 0, AtsCause.PAGE_SIZE, 0)]
+    assert [f for _, _, f in log if f is not None] == [(1, 1, 1, 0x1200, PAGE, 1, 0)]
+    log = _run([_response(0, gate_word(ppn=0x1200, vpid=1))], waiting=0b0001, large=1)
+    assert [r for _, r, _ in log if r is not None] == [(0, 0, AtsCause.PAGE_SIZE, 0)]
+    log = _run([_response(0, good)], waiting=0b0001, large=0)
+    assert [r for _, r, _ in log if r is not None] == [(0, 0, AtsCause.PAGE_SIZE, 0)]
+    assert not [f for _, _, f in log if f is not None]
+
+
+def test_lookahead_fills():
+    """After the slot's own GATE, the look-ahead GATEs of its line fill the TLB for the following pages
+    with pref set, only as many as the read asked for, only valid GATEs of the slot's VPID; they give no
+    result.  PAGE's GATE is at line position 4: the read asked for 2 more (pages +1, +2)."""
+    own = gate_word(ppn=0x10, vpid=1)
+    log = _run([_response(0, own, gate_word(ppn=0x11, vpid=1), gate_word(ppn=0x12, vpid=2),
+                          gate_word(ppn=0x13, vpid=1))], waiting=0b0001, more=2)
+    assert [r for _, r, _ in log if r is not None] == [(0, 1, AtsCause.NONE, 0x10)]
+    # page + 2 belongs to another VPID, page + 3 was not asked for
+    assert [f for _, _, f in log if f is not None] == [(1, 1, 1, 0x10, PAGE, 0, 0), (1, 1, 1, 0x11, PAGE + 1, 0, 1)]
+    # large pages: the next 2 MB page
+    log = _run([_response(0, gate_word(ppn=0x200, vpid=1, large=1), gate_word(ppn=0x400, vpid=1, large=1))],
+               waiting=0b0001, more=1, large=1)
+    assert [f[3:] for _, _, f in log if f is not None] == [(0x200, PAGE, 1, 0), (0x400, PAGE + 0x200, 1, 1)]

@@ -2,7 +2,6 @@
 ``failed`` and ``answered`` strobes (Amaranth simulator)."""
 
 from rtl.atu import AtuFormats, AtuTxArbiter
-from rtl.atu.layout import GAT_BASE_SHIFT
 from rtl.common.ats import AtsCause, AtsCmd
 from rtl.common.htax import HtaxCmd, HtaxVC
 from sim.amsim import Clock, HtaxSink, run_sim
@@ -21,7 +20,7 @@ def test_priority_and_formats():
         ctx.set(dut.flush_requests.payload, {"dst": 4, "vpid": 9, "flush_id": 3})
         ctx.set(dut.flush_requests.payload.nla.as_value(), 0x2_0005)
         ctx.set(dut.reads.valid, 1)
-        ctx.set(dut.reads.payload, {"slot": 17, "gate_index": 0x3_0001, "gat_base": 0x123})
+        ctx.set(dut.reads.payload, {"slot": 17, "addr": (0x123 << 18) | 0x3_0001, "more": 2})
         ctx.set(dut.responses.valid, 1)
         ctx.set(dut.responses.payload, {"dst": 5, "tag": 21, "ok": 0, "cause": AtsCause.PERMISSION, "ppn": 0,
                                         "epoch": 1})
@@ -49,8 +48,9 @@ def test_priority_and_formats():
     assert cmd == AtsCmd.FLUSH_REQUEST
     assert (fields["flush_request.vpid"], fields["flush_request.nla_page"], fields["flush_request.flush_id"]) \
         == (9, 0x2_0005, 3)
-    assert (rd.cmd, rd.vc, rd.src, rd.dst, rd.tag, rd.length) == (HtaxCmd.READ, HtaxVC.NONPOSTED, 2, 0, 17, 1)
-    assert rd.addr == (0x123 << GAT_BASE_SHIFT) + 8 * 0x3_0001
+    # a read of the GATE and two look-ahead GATEs
+    assert (rd.cmd, rd.vc, rd.src, rd.dst, rd.tag, rd.length) == (HtaxCmd.READ, HtaxVC.NONPOSTED, 2, 0, 17, 3)
+    assert rd.addr == (0x123 << 21) + 8 * 0x3_0001
     assert (rsp.dst, rsp.tag) == (5, 21)
     assert decode_ats(rsp.ats)[1] == Translation(0, AtsCause.PERMISSION, 0)
 

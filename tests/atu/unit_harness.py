@@ -11,7 +11,7 @@ import heapq
 import random
 from collections import deque
 
-from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS
+from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS
 from rtl.common.ats import AtsCmd
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from sim.amsim import Clock, HtaxSink, HtaxSource, lane, run_sim
@@ -23,26 +23,32 @@ __all__ = ["run_unit"]
 
 def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, flush_delay=0, flushes=(),
              window=None, limit=100000, min_cycles=0):
-    """Run ``requests`` (list of (fu port, vpid, nla_page, write)) through ``atu``.
+    """Run ``requests`` (list of (fu port, vpid, nla_page, write[, next])) through ``atu``.
 
-    ``gat_base``: {GAT index: physical base}; ``memory``: {address: GATE word} (missing: error response).
-    ``flushes``: list of (cycle, nla_page, tlb, ats) register strobes.  ``flush_delay``: an int or
+    ``gat_base``: {GAT index: register value (physical base | large)}; ``memory``: {address: GATE word}
+    (a read whose first word is missing gets an error response; a missing later word of a look-ahead
+    read reads as 0, as a GAT's table is allocated whole).
+    ``flushes``: list of (cycle, nla_page, tlb, ats[, extra]) register strobes (``extra``: further pages
+    of a range flush, ``atu.flush_range``).  ``flush_delay``: an int or
     {fu port: cycles}.  ``window``: at most this many translation requests outstanding per FU.
     ``min_cycles``: run at least this many cycles (to see flushes complete).  An FU's packet starts
     only in a cycle in which ``rx.ready[ATS]`` is high (``ready`` depends on the ATU's state only), so
     memory responses are never held behind a refused ATS request: the HTAX with its hazard fixed.
     Returns ``(results, stats)``: results {fu port: [Translation in arrival order]}; stats dict with
     ``dma_reads``, ``max_outstanding``, ``cycles``, ``flush_done`` (cycles), ``flush_requests``,
-    ``ats_refused`` (cycles with ``rx.ready[ATS]`` low), ``ats_in`` (cycles translation-request beats
+    ``gates_read`` (words of those reads), ``hits``, ``misses``, ``la_filled``, ``la_used`` (the counter
+    strobes), ``ats_refused`` (cycles with ``rx.ready[ATS]`` low), ``ats_in`` (cycles translation-request beats
     moved in), ``rsp_out`` (cycles translation responses moved out).
     """
     rng = random.Random(seed)
     queues = {p: deque() for p in atu.fu_ports}
-    for port, vpid, page, write in requests:
+    for port, vpid, page, write, *nxt in requests:
         queues[port].append(HtaxPacket(HtaxCmd.ATS, src=port, dst=atu.htax_port, tag=0,
-                                       ats=translation_request(vpid=vpid, nla_page=page, write=write)))
+                                       ats=translation_request(vpid=vpid, nla_page=page, write=write,
+                                                               next=nxt[0] if nxt else 0)))
     results = {p: [] for p in atu.fu_ports}
-    stats = {"dma_reads": 0, "max_outstanding": 0, "cycles": 0, "flush_done": [], "flush_requests": [],
+    stats = {"dma_reads": 0, "gates_read": 0, "hits": 0, "misses": 0, "la_filled": 0, "la_used": 0,
+             "max_outstanding": 0, "cycles": 0, "flush_done": [], "flush_requests": [],
              "ats_refused": 0, "ats_in": [], "rsp_out": []}
     sent = {p: 0 for p in atu.fu_ports}
     flushes = sorted(flushes)
@@ -74,12 +80,12 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
         pkt, cycle = rec.packet, rec.last_cycle
         if pkt.cmd == HtaxCmd.READ:
             stats["dma_reads"] += 1
-            word = memory.get(pkt.addr)
+            stats["gates_read"] += pkt.length
+            words = [memory.get(pkt.addr + 8 * k, None if k == 0 else 0) for k in range(pkt.length)]
+            ok = words[0] is not None
             rsp = HtaxPacket(HtaxCmd.RESPONSE, src=atu.host_port, dst=atu.htax_port, tag=pkt.tag,
-                             addr=pkt.addr, length=1 if word is not None else 0,
-                             last_be=0xFF if word is not None else 0,
-                             status=HtaxStatus.OK if word is not None else HtaxStatus.TARGET_ERROR,
-                             data=[word] if word is not None else [])
+                             addr=pkt.addr, length=pkt.length if ok else 0, last_be=0xFF if ok else 0,
+                             status=HtaxStatus.OK if ok else HtaxStatus.TARGET_ERROR, data=words if ok else [])
             state["seq"] += 1
             heapq.heappush(sched, (cycle + latency + rng.randrange(jitter + 1), state["seq"], rsp))
             stats["max_outstanding"] = max(stats["max_outstanding"], len(sched))
@@ -110,16 +116,23 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             clock.drive(ctx)
             start = bool(fl) and fl[0][0] <= clock.now
             if start:
-                _, page, tlb, ats = fl.popleft()
+                _, page, tlb, ats, *extra = fl.popleft()
+                ctx.set(atu.regs.atu.flush_range.extra, extra[0] if extra else 0)
                 ctx.set(atu.regs.atu.flush.nla, page)
                 ctx.set(atu.regs.atu.flush.tlb, tlb)
                 ctx.set(atu.regs.atu.flush.ats, ats)
             ctx.set(atu.regs.atu.flush.start, start)
-            ctx.set(atu.regs.atu.gat_base.data.addr, gat_data)
+            ctx.set(atu.regs.atu.gat_base.data.addr, gat_data >> GAT_BASE_SHIFT)
+            ctx.set(atu.regs.atu.gat_base.data.large, gat_data & 1)
             stats["ats_refused"] += not lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS)
+            r = atu.regs.atu
+            for key, strobe in (("hits", r.tlb_counters.hits_incr), ("misses", r.tlb_counters.misses_incr),
+                                ("la_filled", r.lookahead_counters.filled_incr),
+                                ("la_used", r.lookahead_counters.used_incr)):
+                stats[key] += ctx.get(strobe)
             if ctx.get(atu.regs.atu.flush.done_set):
                 stats["flush_done"].append(clock.now)
-            gat_data = gat_base.get(ctx.get(atu.regs.atu.gat_base.addr), 0) >> GAT_BASE_SHIFT
+            gat_data = gat_base.get(ctx.get(atu.regs.atu.gat_base.addr), 0)
             await clock.tick(ctx)
         stats["cycles"] = clock.now
 
@@ -132,23 +145,54 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
 def expected(model, requests):
     """{fu port: [Translation]} from :class:`AtuModel` (GATEs fixed during the run)."""
     out = {}
-    for port, vpid, page, write in requests:
+    for port, vpid, page, write, *_ in requests:
         out.setdefault(port, []).append(model.translate(vpid, page, write))
     return out
 
 
-def random_setup(rng, ngats=3, pages_per_gat=40, vpids=32):
-    """GAT bases, memory and the list of valid NLA pages for random tests."""
+def _gates(rng, memory, base, indices, vpids, *, large):
+    """Random GATEs at ``indices`` of the table at ``base``: runs of one VPID (look-ahead finds
+    them), mostly valid and of the GAT's page size, some misaligned large pages."""
     from sim.atu_model import gate_word
+    vpid = 0
+    for i in indices:
+        if rng.random() < 0.3:
+            vpid = rng.randrange(vpids)
+        big = large if rng.random() < 0.9 else 1 - large
+        ppn = rng.getrandbits(40)
+        if big and rng.random() < 0.9:
+            ppn &= ~((1 << LARGE_PAGE_BITS) - 1)
+        memory[base + 8 * i] = gate_word(ppn=ppn, vpid=vpid, read=rng.random() < 0.8, write=rng.random() < 0.6,
+                                         valid=rng.random() < 0.85, large=big)
+
+
+def _runs(rng, limit, count, length=5):
+    """``count`` indices below ``limit`` in runs of ``length`` consecutive ones."""
+    out = set()
+    while len(out) < count:
+        start = rng.randrange(limit - length)
+        out.update(range(start, start + length))
+    return sorted(out)
+
+
+def random_setup(rng, ngats=3, pages_per_gat=40, vpids=32):
+    """GAT bases, memory and the list of NLA pages for random tests: ``ngats`` 4 KB-page GATs, then a
+    large-page GAT (4 KB aligned table), then a 4 KB-page GAT whose base is not 2 MB aligned."""
     gat_base, memory, pages = {}, {}, []
     for g in range(ngats):
-        base = (0x100 + g) << GAT_BASE_SHIFT
+        base = (0x100 + g) << 21
         gat_base[g] = base
-        for i in rng.sample(range(1 << GATE_INDEX_BITS), pages_per_gat):
-            memory[base + 8 * i] = gate_word(ppn=rng.getrandbits(40), vpid=rng.randrange(vpids),
-                                             read=rng.random() < 0.8, write=rng.random() < 0.6,
-                                             valid=rng.random() < 0.85)
-            pages.append((g << GATE_INDEX_BITS) | i)
+        idx = _runs(rng, 1 << GATE_INDEX_BITS, pages_per_gat)
+        _gates(rng, memory, base, idx, vpids, large=0)
+        pages += [(g << GATE_INDEX_BITS) | i for i in idx]
+    g = ngats
+    base = (0x7_1234 + 0x100 * g) << 12
+    gat_base[g] = base | 1
+    idx = _runs(rng, 1 << (GATE_INDEX_BITS - LARGE_PAGE_BITS), pages_per_gat // 2)
+    _gates(rng, memory, base, idx, vpids, large=1)
+    pages += [(g << GATE_INDEX_BITS) | (i << LARGE_PAGE_BITS) | rng.getrandbits(LARGE_PAGE_BITS) for i in idx]
+    gat_base[ngats + 1] = 0x300 << 21 | 0x5000     # misaligned: GAT_NOT_CONFIGURED
+    pages.append(((ngats + 1) << GATE_INDEX_BITS) | 3)
     model = AtuModel(gat_entries=512, vpids=vpids, read64=lambda a: memory.get(a))
     for g, b in gat_base.items():
         model.gat_base[g] = b

@@ -63,15 +63,15 @@ LINE_PERIOD_NS = 10.0   # the SerDes word clock at 2.0 Gb/s (docs/phy.md)
 
 
 async def flush_tlb(nic, regions):
-    """Invalidate the TLB sets of every page of ``regions`` (:class:`sim.driver.atu.Region`) if the NICs
-    were used before in this simulation.  The TLB is block RAM, which reset does not clear: a driver
-    that takes over a used NIC (a second cocotb test on the same simulation) flushes the NLA pages it
-    hands out before they are used; the first test finds the RAM empty, as after power-up."""
+    """Invalidate the TLB sets of every page of ``regions`` (:class:`sim.driver.atu.Region`; one range
+    flush each) if the NICs were used before in this simulation.  The TLB is block RAM, which reset does
+    not clear: a driver that takes over a used NIC (a second cocotb test on the same simulation) flushes
+    the NLA pages it hands out before they are used; the first test finds the RAM empty, as after
+    power-up."""
     if len(_used) < 2:
         return
     for r in regions:
-        for k in range(r.size // 4096):
-            await nic.atu.flush((r.nla >> 12) + k, r.vpid, ats=False)
+        await nic.atu.flush(r.nla >> 12, r.vpid, pages=r.size // 4096, ats=False)
 
 
 def check_clean(nic):

@@ -7,24 +7,26 @@ a host model and the drivers (``tests/nic/harness.py``), every cable through a b
 * ``traffic``: random VELO messages and RMA operations (put, get, immediate put, notification put,
   fetch-and-add and failing compare-and-add on locks) between several VPIDs of every node, some
   physical and some through the ATUs, with bit errors on every link (``flit_error``), in phases of
-  ``cycles`` cycles.  Application-level flow control (as a library would) keeps every mailbox ring and
-  notification queue from overflowing.  Checked against a model of what was sent: every message once,
-  in order per (source, destination) VPID pair; every notification table 7-2 calls for, once; every
-  byte of every put and get written once by the NIC and equal to the source; lock results that are a
-  serialisation of the adds; per phase the network, VELO and RMA counters equal the packets and
-  operations sent, no drops or errors; at the end link replays under bit errors and no link in the
-  link-error state.
+  ``cycles`` cycles; with ``large``, some of the ATU VPIDs have their memory on one 2 MiB page
+  (first, last and other 4 KiB pages of it used) instead of 4 KiB pages.  Application-level flow
+  control (as a library would) keeps every mailbox ring and notification queue from overflowing.
+  Checked against a model of what was sent: every message once, in order per (source, destination)
+  VPID pair; every notification table 7-2 calls for, once; every byte of every put and get written
+  once by the NIC and equal to the source; lock results that are a serialisation of the adds; per
+  phase the network, VELO and RMA counters equal the packets and operations sent, no drops or
+  errors; at the end link replays under bit errors and no link in the link-error state.
 * ``isolation``: random VELO stores and RMA descriptors with random addresses, VPIDs and destination
   nodes (unregistered NLAs, other VPIDs' pages, read-only pages, disabled VPIDs, nodes without a route,
-  lock numbers out of range), one at a time: the host memory's ownership hook admits only the
-  destination VPID's own pages, mailbox, queue and lock page (and the origin's queue and destination
-  pages for what comes back), and every operation ends in its defined outcome (delivery, an error
-  notification, or a counter: ``xbar[net port].drops.no_route``, ``velo.counters.rejected``, RMA
-  ``cpl_dropped``, ``atu_faults``).
+  lock numbers out of range; with ``large``, also 4 KiB pages inside 2 MiB pages, first and last
+  included), one at a time: the host memory's ownership hook admits only the destination VPID's own
+  pages, mailbox, queue and lock page (and the origin's queue and destination pages for what comes
+  back), and every operation ends in its defined outcome (delivery, an error notification, or a
+  counter: ``xbar[net port].drops.no_route``, ``velo.counters.rejected``, RMA ``cpl_dropped``,
+  ``atu_faults``).
 
 Parameters come from :func:`sim.runner.tb_params` (``config``, ``topology``, ``nodes``, ``shape``,
-``flit_error`` and the sizes named in each test); the seed from :func:`sim.runner.tb_seed`, printed,
-so ``SEED=<n>`` replays a run.
+``flit_error``, ``large`` (default 0: 4 KiB pages only; 1: 2 MiB pages too) and the sizes named in each
+test); the seed from :func:`sim.runner.tb_seed`, printed, so ``SEED=<n>`` replays a run.
 """
 
 import random
@@ -36,6 +38,7 @@ import cocotb
 
 from rtl.rma.formats import RmaCommand, RmaError
 from rtl.rma.formats import RmaNotifyClass as Cls
+from sim.driver.atu import LARGE_PAGE
 from sim.driver.rma import MAX_INT
 from sim.runner import tb_params, tb_seed
 from sim.tops.configs import nic_config, system_config
@@ -147,13 +150,19 @@ class Op:
 
 
 class Traffic:
-    """Random VELO and RMA traffic between the VPIDs of every node, and its scoreboard."""
+    """Random VELO and RMA traffic between the VPIDs of every node, and its scoreboard.
+
+    Every (node, VPID) has one region of ``region_pages`` 4 KiB pages, cut into slots of
+    :data:`SLOT` bytes.  With ``large``, every other ATU VPID (:meth:`large_vpids`) has one 2 MiB page
+    instead (``register(..., large=True)``), of which it uses the slots of ``region_pages`` 4 KiB pages:
+    the first, the last and random ones between; a NIC write anywhere else in it is an error."""
 
     def __init__(self, dut, cfg, topo, nics, rng, p):
         self.dut, self.cfg, self.topo, self.nics, self.rng = dut, cfg, topo, nics, rng
         self.vpids = list(p.get("vpids", [1, 2, 5, 6]))
         self.phys = set(p.get("phys", [1, 2]))
         self.region_pages = p.get("region_pages", 8)
+        self.large = p.get("large", 0)              # some NLA VPIDs on 2 MiB pages (large_vpids)
         self.weights = p.get("weights", {"velo": 40, "put": 20, "get": 20, "imm": 5, "note": 5, "lock": 10})
         self.gap = p.get("gap", 30)
         self.max_ops = p.get("max_ops", 6)          # RMA operations in flight per origin VPID
@@ -185,14 +194,29 @@ class Traffic:
                 self.mbox[key] = await nic.velo.open(v)
                 port = await nic.rma.open(v, phys=v in self.phys)
                 self.nq[key] = port
-                r = await port.register(self.region_pages * PAGE)
+                if v in self.large_vpids(nic.node):
+                    r = await port.register(LARGE_PAGE, large=True)
+                    assert r.large, r
+                    last = r.size // PAGE - 1       # pages used: the first, the last, some between
+                    pages = [0, last, *self.rng.sample(range(1, last), max(0, self.region_pages - 2))]
+                else:
+                    r = await port.register(self.region_pages * PAGE)
+                    pages = range(r.size // PAGE)
                 self.region[key] = r
                 if v not in self.phys:
                     await flush_tlb(nic, [r])
-                self.free[key] = list(range(r.size // SLOT))
-                for pg in range(r.size // PAGE):
+                self.free[key] = [pg * (PAGE // SLOT) + k for pg in sorted(pages) for k in range(PAGE // SLOT)]
+                for pg in range(r.size // PAGE):    # every page: a write outside the slots used is an error
                     self.page_of[nic.node, (r.phys >> 12) + pg] = (v, r)
             self._track(nic)
+
+    def large_vpids(self, node):
+        """With ``large``: the NLA VPIDs of ``node`` on one 2 MiB page, every other one (the first at odd
+        nodes, the second at even ones), so 4 KiB and 2 MiB regions exchange traffic both ways."""
+        if not self.large:
+            return set()
+        virtual = [v for v in self.vpids if v not in self.phys]
+        return {v for i, v in enumerate(virtual) if (i + node) % 2}
 
     def _track(self, nic):
         """Count the NIC's writes into VPID memory byte by byte (exactly once per put/get byte)."""
@@ -329,6 +353,7 @@ class Traffic:
         self.in_flight[src] += 1
         self.ops.add(op)
         self.totals[f"{kind}s"] += 1
+        self.totals["2 MiB page ops"] += self.region[src].large or self.region[dst].large
         self.totals[f"{kind} bytes"] += nbytes
         port = self.nq[src]
         await (port.put if kind == "put" else port.get)(d, dst[1], lnla, rnla, nbytes, notify=bits)
@@ -354,6 +379,7 @@ class Traffic:
         self.count(d, "delivered.responses")
         self.count(d, "rma.completer_counters.put")
         self.totals["imms"] += 1
+        self.totals["2 MiB page ops"] += self.region[dst].large
         await self.nq[src].immediate_put(d, dst[1], rnla, value, notify=True)
         return True
 
@@ -595,7 +621,8 @@ async def traffic(dut):
     for nic in nics:        # a read behind the host's backlog of stores waits as long as the backlog
         nic.host.read_timeout_cycles = p.get("drain", 100000)
     await t.open()
-    dut._log.info(f"opened {len(t.ports())} VPIDs at cycle {t.now()}")
+    large = [(n, v) for n, v in t.ports() if t.region[n, v].large]
+    dut._log.info(f"opened {len(t.ports())} VPIDs at cycle {t.now()}, {large} on a 2 MiB page")
     t.net_base = {nic.node: await nic.net_counters() for nic in nics}
     t.rma_base = {nic.node: await nic.rma.counters() for nic in nics}
     for nic in nics:
@@ -648,22 +675,26 @@ class Fuzz:
     page, each with its own owner), 4 in physical mode (a victim: its page must never be written; as a
     destination of puts and gets it is left out, since a physical-mode VPID takes any physical address
     by design, table 7-7), 5 opened and then disabled (mailbox and completer), 0, 6 and 7 never
-    opened.  The expected outcome of an operation comes from the rules of ``docs/rma.md`` and
-    ``docs/velo.md`` applied to the GATEs the drivers wrote, never from the RTL."""
+    opened.  With ``large``, VPIDs 1 and 3 (:data:`LARGE`) also have one 2 MiB page, whose 4 KiB pages
+    the fuzz picks as it picks those of the others (the first and last often), and whose every byte is
+    checked after every operation.  The expected outcome of an operation comes from the rules of
+    ``docs/rma.md`` and ``docs/velo.md`` applied to the GATEs the drivers wrote, never from the RTL."""
 
     SOURCES = (1, 2, 3)
     VIRTUAL = (1, 2, 3, 5)
+    LARGE = (1, 3)              # with ``large``: also one 2 MiB page each
     PHYS = 4
     DISABLED = 5
 
-    def __init__(self, cfg, topo, nics, rng):
+    def __init__(self, cfg, topo, nics, rng, *, large=False):
         self.cfg, self.topo, self.nics, self.rng = cfg, topo, nics, rng
+        self.large = large                              # VPIDs of LARGE also get a 2 MiB page
         self.entries = cfg["system"]["nodes"]           # route-table entries: ids >= topo.nodes have no route
         self.vpids = cfg["system"]["vpids"]
         self.allow = {n.node: (set(), set()) for n in nics}     # node -> (owners, lock pages)
         self.gates = {n.node: {} for n in nics}         # node -> NLA page -> (vpid, read, write)
         self.regions = []                               # (node, Region, owner)
-        self.image = {}                                 # (node, phys page) -> the bytes the page must hold
+        self.image = {}                                 # (node, phys base) -> the bytes the region must hold
         self.mbox, self.nq, self.enabled = {}, {}, set()
         self.lock_model = defaultdict(int)              # (node, vpid, lock) -> word
         self.counts = Counter()                         # (node, counter) -> expected
@@ -687,16 +718,19 @@ class Fuzz:
                     regs.append((await port.register(PAGE, write=False, owner="ro1"), "ro1"))
                 if v == 2:
                     regs.append((await port.register(PAGE, read=False, owner="wo2"), "wo2"))
+                if self.large and v in self.LARGE:
+                    r = await port.register(LARGE_PAGE, large=True)
+                    assert r.large, r
+                    regs.append((r, f"vpid{v}"))
                 for r, owner in regs:
                     self.regions.append((n, r, owner))
                     if v != self.PHYS:
                         await flush_tlb(nic, [r])
                         for k in range(r.size // PAGE):
                             self.gates[n][(r.nla >> 12) + k] = (v, r.read, r.write)
-                    data = bytes(rng.randrange(256) for _ in range(r.size))
+                    data = rng.randbytes(r.size) if r.large else bytes(rng.randrange(256) for _ in range(r.size))
                     nic.host.memory.write(r.phys, data)
-                    for k in range(r.size // PAGE):
-                        self.image[n, (r.phys >> 12) + k] = bytearray(data[k * PAGE:(k + 1) * PAGE])
+                    self.image[n, r.phys] = bytearray(data)
             await nic.velo.enable(self.DISABLED, False)
             await nic.rma.enable(self.DISABLED, False)
             self.enabled |= {(n, v) for v in (1, 2, 3, self.PHYS)}
@@ -722,20 +756,30 @@ class Fuzz:
         other = [r for n, r, _ in self.regions if n == node and r.vpid != vpid and r.vpid != self.PHYS]
         x = rng.random()
         if x < 0.55 and own:
-            r = rng.choice(own)
-            return r.nla + PAGE * rng.randrange(r.size // PAGE)
+            return self.pick_page(rng.choice(own))
         if x < 0.8 and other:
-            r = rng.choice(other)
-            return r.nla + PAGE * rng.randrange(r.size // PAGE)
+            return self.pick_page(rng.choice(other))
         while True:
             page = rng.choice([rng.randrange(64), rng.randrange(1 << 20)])
             if page not in self.gates[node]:
                 return page * PAGE
 
+    def pick_page(self, r):
+        """The NLA of a 4 KiB page of region ``r``: any; of a 2 MiB page often its first or last 4 KiB."""
+        n = r.size // PAGE
+        if r.large:
+            return r.nla + PAGE * self.rng.choice((0, 1, n // 2, n - 2, n - 1, self.rng.randrange(n)))
+        return r.nla + PAGE * self.rng.randrange(n)
+
+    def in_large(self, node, nla):
+        return any(n == node and r.large and nla in r for n, r, _ in self.regions)
+
     def expect_write(self, node, addr, data):
-        for i in range(0, len(data)):
-            a = addr + i
-            self.image[node, a >> 12][a % PAGE] = data[i]
+        for (m, base), image in self.image.items():
+            if m == node and base <= addr and addr + len(data) <= base + len(image):
+                image[addr - base:addr - base + len(data)] = data
+                return
+        raise KeyError(f"node {node}: {addr:#x}+{len(data)} is in no region")
 
     def note(self, out, port, peer, cls, cmd, error=RmaError.NONE, lock=None):
         out.append((port, (cls.value, cmd, error.value, *peer), lock))
@@ -793,6 +837,7 @@ class Fuzz:
         what = (f"command {cmd} from {(s, sv)} to {(d, dv)}, local {local:#x} remote {remote:#x} {nbytes} bytes, "
                 f"bits {bits}")
         self.stats[cmd] += 1
+        self.stats["2 MiB page"] += self.in_large(s, local) or self.in_large(d, remote)
         if cmd not in (PUT, GET, IMM, NOTE, LOCK):
             self.note(notes, (s, sv), (d, dv), Cls.REQUESTER, cmd, RmaError.UNKNOWN_COMMAND)
             self.counts[s, "errors.requester"] += 1
@@ -962,11 +1007,12 @@ class Fuzz:
             waited += 64
 
     def check_memory(self, what):
-        for (n, page), want in self.image.items():
-            got = self.nics[n].host.memory.read(page << 12, PAGE)
-            if got != want:
-                diff = [i for i in range(PAGE) if got[i] != want[i]]
-                raise AssertionError(f"{what}: node {n} page {page << 12:#x} differs at {len(diff)} bytes from "
+        for (n, base), want in self.image.items():
+            got = self.nics[n].host.memory.read(base, len(want))
+            if got != want:     # (cheap: settle_memory calls this until the image matches)
+                at = next(k for k in range(0, len(want), PAGE) if got[k:k + PAGE] != want[k:k + PAGE])
+                diff = [i for i in range(PAGE) if got[at + i] != want[at + i]]
+                raise AssertionError(f"{what}: node {n} page {base + at:#x} differs at {len(diff)} bytes from "
                                      f"offset {diff[0]:#x}")
 
     async def check_counters(self):
@@ -995,7 +1041,7 @@ class Fuzz:
 async def isolation(dut):
     p = tb_params()
     cfg, topo, nics, rng = await start(dut, p)
-    f = Fuzz(cfg, topo, nics, rng)
+    f = Fuzz(cfg, topo, nics, rng, large=bool(p.get("large", 0)))
     await f.open()
     await f.run(p.get("ops", 40), p.get("settle", 200))
     await f.check_counters()

@@ -152,8 +152,8 @@ def test_flip_threshold():
         flip_threshold(1, 64)
 
 
-#: traffic and isolation fuzz at small size, one simulation of two nodes back to back
-SHORT = dict(flit_error=1e-2, phases=1, cycles=4000, ops=60, drain=20000)
+#: traffic and isolation fuzz at small size, one simulation of two nodes back to back, 2 MiB pages included
+SHORT = dict(flit_error=1e-2, phases=1, cycles=4000, ops=60, drain=20000, large=1)
 
 
 def test_nic_system_short():
@@ -197,8 +197,9 @@ def test_nic_system_reach(p):
 ], ids=["b2b", "torus2x2x2"])
 def test_nic_system_soak(p):
     """Random VELO and RMA traffic at a flit error rate of 1e-3 on every link: 10^6 cycles of traffic on
-    two nodes back to back and on the 2 x 2 x 2 torus, in ten phases, each drained and checked."""
-    p = dict(p, flit_error=1e-3, drain=200000)
+    two nodes back to back and on the 2 x 2 x 2 torus, in ten phases, each drained and checked; some
+    VPIDs on 2 MiB pages (``large``)."""
+    p = dict(p, flit_error=1e-3, drain=200000, large=1)
     top, name = _system(**p)
     run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="traffic", params=p)
 
@@ -206,7 +207,8 @@ def test_nic_system_soak(p):
 @pytest.mark.soak
 @pytest.mark.parametrize("bus", [{}, INTERCONNECT], ids=["htax", "axi"])
 def test_nic_system_isolation_soak(bus):
-    p = dict(ops=600, flit_error=1e-3, **bus)
+    """The isolation fuzz, 600 operations at a flit error rate of 1e-3, 2 MiB pages included."""
+    p = dict(ops=600, flit_error=1e-3, large=1, **bus)
     top, name = _system(**p)
     run_cocotb(top, name=name, test_module="tests.nic.tb_system", testcase="isolation", params=p)
 

@@ -1,0 +1,67 @@
+"""A host for :class:`sim.driver.atu.AtuDriver` without a simulator: the ATU is :class:`AtuModel`.
+
+:class:`AtuModelHost` offers what the driver uses of a host (``memory``, ``mem_write64``, ``write64``,
+``read64``, ``now``, ``cycles``): the GATEs the CPU stores are kept in ``words`` (absent: zero), the
+GAT base register writes go into the model's ``gat_base``, a flush is done at once, and every access
+is counted, so a test can translate registered pages as the ATU would and a benchmark can count what a
+registration costs the CPU (``bench/atu.py``).
+"""
+
+from sim.atu_model import AtuModel
+from sim.regs_model import RegModel
+
+__all__ = ["AtuModelHost"]
+
+
+class AtuModelHost:
+    """``memory``: the allocator (:class:`sim.memory.HostMemory` or :class:`sim.board.BoardMemory`);
+    ``cfg``: the configuration (``[atu] gat_entries``, ``[system] vpids``, the register map).
+
+    Attributes: ``atu`` (the model), ``mem_writes`` (GATE stores), ``gat_writes`` ([(index, value)]),
+    ``flushes`` ([(first NLA page, VPID, pages)]), ``reads`` (register reads)."""
+
+    def __init__(self, memory, cfg):
+        self.memory = memory
+        self.regs = RegModel.from_config(cfg)
+        self.words = {}
+        self.atu = AtuModel(gat_entries=cfg["atu"]["gat_entries"], vpids=cfg["system"]["vpids"],
+                            read64=self._gate)
+        self.gat_writes, self.flushes, self.reads = [], [], []
+        self.flush_pages = 1
+        self.mem_writes = 0
+
+    def _gate(self, addr):
+        # a GATE read of memory the allocator does not own is a memory error, as the ATU's read of it is
+        return self.words.get(addr, 0) if self.memory.owner(addr) is not None else None
+
+    async def mem_write64(self, addr, value):
+        assert self.memory.owner(addr) is not None, f"GATE store to unallocated memory at {addr:#x}"
+        self.mem_writes += 1
+        self.words[addr] = value
+
+    async def write64(self, addr, value):
+        path = self.regs.reg(addr).path
+        if path.startswith("atu.gat_base["):
+            index = int(path[len("atu.gat_base["):-1])
+            self.atu.gat_base[index] = value
+            self.gat_writes.append((index, value))
+        elif path == "atu.flush_range":
+            self.flush_pages = value + 1
+        elif path == "atu.flush":
+            if value >> 62 & 1:
+                self.flushes.append((value & 0xFFFF_FFFF, value >> 34 & 0xFFFF, self.flush_pages))
+            else:
+                assert value == 1 << 63, f"flush register write {value:#x}"
+        else:
+            raise AssertionError(f"store to {path}")
+
+    async def read64(self, addr):
+        assert self.regs.reg(addr).path == "atu.flush", f"read of {addr:#x}"
+        self.reads.append(addr)
+        return 1 << 63
+
+    def now(self):
+        return 0
+
+    async def cycles(self, n):
+        raise AssertionError("the model's flushes are done at once")
