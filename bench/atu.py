@@ -4,10 +4,15 @@ and the hit and miss latencies as a FU sees them through each switch (``fu_*_lat
 FU request header into the switch to response header out of it, memory included for a miss).
 
 The ATU-port figures come from the system with HtaxPipelined (the default switch); the one with the
-direct switch (Htax) runs only for the two FU latencies.  Writes ``build/bench/atu.json`` and
-``docs/atu_throughput_vs_hit_ratio.png``.
+direct switch (Htax) runs only for the two FU latencies.  ``stream_64k_*``: 64 KiB from a cold TLB as
+an RMA engine translates it (16 pages, one translation at a time) with 4 KB pages without and with
+look-ahead and with one 2 MB page, and warm; ``flush_cycles_range_1g``: a range flush of 1 GiB of 4 KB
+pages.  ``register_1g_*``/``deregister_1g_*``: what the driver's registration and deregistration of
+1 GiB cost (table bytes, CPU stores, flushes), counted against the ATU model without a simulator.
+Writes ``build/bench/atu.json`` and ``docs/atu_throughput_vs_hit_ratio.png``.
 """
 
+import asyncio
 import json
 import sys
 import tempfile
@@ -17,6 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import DOCS_DIR, write_bench  # noqa: E402
 
+from sim.atu_host import AtuModelHost  # noqa: E402
+from sim.driver.atu import AtuDriver  # noqa: E402
+from sim.memory import KERNEL, HostMemory  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
 from sim.tops.atu import SWITCHES, AtuSystem, with_switch  # noqa: E402
 from sim.tops.configs import atu_config  # noqa: E402
@@ -33,6 +41,30 @@ def _run(cfg, switch, params):
         return json.loads(out.read_text())
 
 
+async def _register_1g(cfg, mode, large, out):
+    memory = HostMemory()
+    host = AtuModelHost(memory, cfg)
+    driver = AtuDriver(host, cfg)
+    k0 = memory.bytes_owned(KERNEL)
+    region = await driver.register(1, 1 << 30, large=large)
+    out[f"register_1g_{mode}_table_bytes"] = memory.bytes_owned(KERNEL) - k0
+    out[f"register_1g_{mode}_cpu_stores"] = host.mem_writes + len(host.gat_writes)
+    w0, f0 = host.mem_writes, len(host.flushes)
+    await driver.deregister(region)
+    out[f"deregister_1g_{mode}_gate_stores"] = host.mem_writes - w0
+    out[f"deregister_1g_{mode}_flushes"] = len(host.flushes) - f0
+
+
+def registration_1g(cfg):
+    """Register and deregister 1 GiB with the driver (:mod:`sim.driver.atu`) against the ATU model
+    (:class:`sim.atu_host.AtuModelHost`), with 4 KiB and with 2 MiB pages: bytes of GAT tables, CPU
+    stores (GATEs and registers) and range flushes."""
+    out = {}
+    for mode, large in (("4k", False), ("2m", True)):
+        asyncio.run(_register_1g(cfg, mode, large, out))
+    return out
+
+
 def main():
     cfg = atu_config()
     latency = cfg.ns_to_cycles(cfg["host"]["dma_read_latency_ns"])
@@ -43,6 +75,7 @@ def main():
             res[f"{k}_{switch}_htax"] = fu[k]
     for k in ("fu_hit_latency_cycles", "fu_miss_latency_cycles"):
         del res[k]
+    res.update(registration_1g(cfg))
     curve = res.pop("throughput_vs_hit_ratio")
     for k, v in curve.items():
         res[f"throughput_at_hit_ratio_{float(k):.2f}"] = v

@@ -30,6 +30,18 @@ Figures, each beside the dissertation's (ch. 9, table 7-10):
 latency and streaming on two NICs with the HTAX host port and on two ``nic_axi`` (:mod:`rtl.hostbus`)
 behind cocotbext-axi, each figure with both values and their difference (about 6 minutes with the two builds).
 
+``--atu``: only translation from a cold TLB (issue 48), ``build/bench/system_atu.json``: on the NIC of
+record (``configs/test_record.toml``, as ``--record``), 64 KiB put and get as 16 page-sized operations
+posted back to back, each from a cold TLB (fresh regions, flushed) and again warm, with 4 KiB pages
+without look-ahead (a second build with ``[atu] lookahead = 0``), 4 KiB pages with look-ahead (the NIC
+as configured) and one 2 MiB page: ``atu_{put,get}_64k_{4k,4k_lookahead,2m}_*``, each node's TLB misses
+(``misses_origin``: node 0, a put's requester or a get's completer; ``misses_target``: node 1, a put's
+completer or a get's responder), ``misses_per_op`` (both nodes' misses per 4 KiB operation: an engine
+translates an operation side as it starts it, so each miss delays that side), look-ahead GATEs
+``la_filled``/``la_used``, and the cycles and MB/s from the first post to the last write into the
+sink's memory, ``cycles_cold``/``MBps_cold`` and ``cycles_warm``/``MBps_warm``
+(``tests/nic/tb_nic_atu_bench.py``; about 10 minutes with the two builds, 2.5 when they are cached).
+
 ``--record``: only the NIC of record, ``build/bench/system_record.json``: ``configs/test_record.toml``,
 the default NIC as ``make report UNIT=nic`` synthesizes it (5-port ``HtaxPipelined``, 6 link ports, the
 default link) with only its tables shrunk; every figure of ``system.json`` at fewer sizes.  The figures
@@ -90,13 +102,13 @@ def phit32_config():
     return cfg
 
 
-def run_pair(params, cfg=None, name="nic_system2", bus="htax", phy=False):
-    """The 2-node testbench on ``cfg`` (default :func:`nic_config`), host side ``bus``, cables through
-    the SerDes PHY and its model if ``phy``."""
+def run_pair(params, cfg=None, name="nic_system2", bus="htax", phy=False, test_module="tests.nic.tb_nic_bench"):
+    """The 2-node testbench ``test_module`` on ``cfg`` (default :func:`nic_config`), host side ``bus``,
+    cables through the SerDes PHY and its model if ``phy``."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "system.json"
         t = time.perf_counter()
-        run_cocotb(NicSystem(cfg or nic_config(), bus=bus, phy=phy), name=name, test_module="tests.nic.tb_nic_bench",
+        run_cocotb(NicSystem(cfg or nic_config(), bus=bus, phy=phy), name=name, test_module=test_module,
                    params={"out": str(out), **params}, seed=1, cxx_opt=cxx_opt())
         print(f"2-node bench ({name}): {time.perf_counter() - t:.0f} s (build included)")
         return json.loads(out.read_text())
@@ -312,6 +324,61 @@ def run_record():
     return res
 
 
+#: ``--atu``: the builds of the NIC of record (``[atu]`` overrides, build name, page sizes measured) and
+#: the cases they measure
+ATU_BUILDS = (({"lookahead": 0}, "nic_record2_lookahead0", ["4k"]), ({}, "nic_record2", ["4k", "2m"]))
+ATU_CASES = ("4k", "4k_lookahead", "2m")
+ATU_BYTES, ATU_OPS = 64 * 1024, 16
+
+
+def derive_atu(raw, mhz):
+    """``atu_<kind>_64k_<case>_<figure>`` from the testbench's ``<kind>_<case>_<figure>``."""
+    res = {}
+    for kind in ("put", "get"):
+        for case in ATU_CASES:
+            src, dst = f"{kind}_{case}_", f"atu_{kind}_64k_{case}_"
+            for k in ("misses_origin", "misses_target", "la_filled", "la_used"):
+                res[dst + k] = raw[src + k]
+            res[dst + "misses_per_op"] = round((raw[src + "misses_origin"] + raw[src + "misses_target"]) / ATU_OPS, 3)
+            for temp in ("cold", "warm"):
+                cycles = raw[f"{src}cycles_{temp}"]
+                res[f"{dst}cycles_{temp}"] = cycles
+                res[f"{dst}MBps_{temp}"] = round(ATU_BYTES / cycles * mhz, 1)
+    return res
+
+
+def run_atu():
+    """``build/bench/system_atu.json``: 64 KiB put and get from a cold TLB on the NIC of record, without
+    and with look-ahead and with 2 MiB pages (:data:`ATU_BUILDS`)."""
+    raw = {}
+    for atu, name, pages in ATU_BUILDS:
+        cfg = record_config()
+        cfg["atu"].update(atu)
+        raw.update(run_pair({"config": "record", "overrides": {"atu": atu}, "pages": pages}, cfg, name,
+                            test_module="tests.nic.tb_nic_atu_bench"))
+    res = derive_atu(raw, cfg["system"]["clock_mhz"])
+    write_bench("system_atu", res, {
+        "config": "configs/test_record.toml (as build/bench/system_record.json); the 4k case with [atu] "
+                  "lookahead = 0, the others as configured",
+        "system": "sim.tops.nic.NicSystem, 2 nodes back to back (b2b) on link port 0, cable latency 2 cycles each "
+                  "way",
+        "atu": {k: cfg["atu"][k] for k in ("tlb_entries", "tlb_ways", "large_tlb_entries", "lookahead")},
+        "workload": "64 KiB as 16 operations of 4 KiB (one page each), posted back to back by node 0 without "
+                    "notifications; cold: fresh regions on both nodes (4k: 64 KiB of 4 KiB pages; 2m: one "
+                    "2 MiB page), their 16 pages flushed from the TLBs; warm: the same 64 KiB again",
+        "clock_mhz": cfg["system"]["clock_mhz"], "cxx_opt": cxx_opt(),
+        "units": {"*_misses_origin": "TLB misses at node 0 (put: requester; get: completer)",
+                  "*_misses_target": "TLB misses at node 1 (put: completer; get: responder)",
+                  "*_misses_per_op": "both nodes' misses per 4 KiB operation",
+                  "*_la_filled": "look-ahead GATEs filled into the TLBs, both nodes",
+                  "*_la_used": "TLB entries a look-ahead filled that were hit, both nodes",
+                  "*_cycles_*": "core clock cycles, first post (CPU store) to the last write into the sink's memory",
+                  "*_MBps_*": "65536 bytes over those cycles, 10^6 bytes per second at 156.25 MHz"},
+        "measured_at": "tests/nic/tb_nic_atu_bench.py: atu.tlb_counters and atu.lookahead_counters of both nodes "
+                       "read through the host before and after each run"})
+    return res
+
+
 #: the PHY run's phases: the ping-pongs and the smallest streams only
 PHY_PARAMS = {"velo_sizes": [8, 64], "rma_sizes": [8, 64], "stream_velo_sizes": [8], "phases": [],
               "idle_cycles": 2000}
@@ -429,6 +496,8 @@ def main():
     ap.add_argument("--no-phit32", action="store_true", help="without the 32-bit-phit NIC (configs/phit32.toml)")
     ap.add_argument("--axi", action="store_true",
                     help="only the host-bus comparison: HTAX and AXI4 NICs -> build/bench/system_axi.json")
+    ap.add_argument("--atu", action="store_true",
+                    help="only 64 KiB put/get from a cold TLB on the NIC of record -> build/bench/system_atu.json")
     ap.add_argument("--record", action="store_true",
                     help="only the NIC of record (configs/test_record.toml) -> build/bench/system_record.json")
     ap.add_argument("--phy", action="store_true",
@@ -442,6 +511,9 @@ def main():
         return
     if args.record:
         run_record()
+        return
+    if args.atu:
+        run_atu()
         return
     if args.phy:
         print(json.dumps(run_phy(), indent=1))

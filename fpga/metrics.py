@@ -83,6 +83,7 @@ SOURCES = {
     "reports/nic": "make report UNIT=nic PLACER=static",
     "bench/hostbus": "python bench/hostbus.py",
     "bench/system_axi": "python bench/system.py --axi",
+    "bench/system_atu": "python bench/system.py --atu",
     "reports/hostbus": "make report UNIT=hostbus",
     "bench/system_phy": "python bench/system.py --phy",
     "bench/board": "python bench/board.py",
@@ -217,6 +218,17 @@ METRICS = [
                     "0.9 x min(1, outstanding / latency)")),
     Metric(_ATU, "bench/atu", "flush_cycles", "flush, register write to status (TLB + ATS)", "cycles", at_most(5),
            "7 + FU time (table 5-8)"),
+    Metric(_ATU, "bench/atu", "stream_64k_4k_misses+stream_64k_4k_lookahead_misses+stream_64k_2m_misses",
+           "64 KiB from a cold TLB, 16 pages one at a time: misses, 4 KB / 4 KB + look-ahead / 2 MB pages", ""),
+    Metric(_ATU, "bench/atu", "stream_64k_4k_cold_cycles+stream_64k_4k_lookahead_cold_cycles+"
+           "stream_64k_2m_cold_cycles+stream_64k_4k_warm_cycles",
+           "the same, first request to last answer: cold 4 KB / 4 KB + look-ahead / 2 MB, warm", "cycles"),
+    Metric(_ATU, "bench/atu", "register_1g_4k_table_bytes+register_1g_4k_cpu_stores+deregister_1g_4k_gate_stores",
+           "register 1 GiB of 4 KB pages: table bytes (2 GATs) / CPU stores / GATE stores to deregister", ""),
+    Metric(_ATU, "bench/atu", "register_1g_2m_table_bytes+register_1g_2m_cpu_stores+deregister_1g_2m_gate_stores",
+           "the same, 2 MB pages", ""),
+    Metric(_ATU, "bench/atu", "flush_cycles_range_1g", "deregistration's one range flush, 1 GiB of 4 KB pages",
+           "cycles"),
     *_resources(_ATU, "atu", fmax_goal=_FMAX, ff_goal=at_most(829), diss={
         "ecp5_fmax_mhz": "~250 (Virtex-4, ch. 5.5)", "ecp5_ff": "829 (table 5-7)",
         "ecp5_slices": "936 (table 5-7)", "ecp5_dp16kd": "8 (table 5-7)"}),
@@ -303,6 +315,15 @@ METRICS = [
            "NIC of record (`configs/test_record.toml`): start-up latency", "cycles"),
     Metric(_SYS, "bench/system_record", "pingpong_velo_cycles.8B+pingpong_put_cycles.8B+get_cycles.8B",
            "NIC of record: VELO 8 B / put 8 B half round trip / get 8 B", "cycles"),
+    Metric(_SYS, "bench/system_atu", "atu_put_64k_4k_lookahead_misses_per_op+atu_put_64k_2m_misses_per_op+"
+           "atu_get_64k_4k_lookahead_misses_per_op+atu_get_64k_2m_misses_per_op",
+           "NIC of record, 64 KiB (16 x 4 KiB) from a cold TLB: TLB misses per operation (both nodes), put 4 KB + "
+           "look-ahead / put 2 MB / get 4 KB + look-ahead / get 2 MB (4 KB without look-ahead: 2)", "", at_most(1)),
+    Metric(_SYS, "bench/system_atu", "atu_put_64k_4k_MBps_cold+atu_put_64k_4k_lookahead_MBps_cold+"
+           "atu_put_64k_2m_MBps_cold+atu_put_64k_4k_MBps_warm",
+           "the same, put bandwidth: cold 4 KB / 4 KB + look-ahead / 2 MB, warm", "MB/s"),
+    Metric(_SYS, "bench/system_atu", "atu_get_64k_4k_MBps_cold+atu_get_64k_4k_lookahead_MBps_cold+"
+           "atu_get_64k_2m_MBps_cold+atu_get_64k_4k_MBps_warm", "the same, get bandwidth", "MB/s"),
     Metric(_SYS, "bench/system_record", "link_efficiency",
            "NIC of record: put / get at 4 KiB over the raw link bandwidth", "", at_least(0.91)),
     Metric(_SYS, "bench/system_record", "stream_summary.put_n_half_bytes+stream_summary.get_n_half_bytes",

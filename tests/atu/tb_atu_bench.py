@@ -16,7 +16,8 @@ from rtl.common.htax import HtaxCmd
 from sim.atu_model import gate_word
 from sim.runner import tb_params
 
-from .tb_atu import HUGE, drain, flush, fus, set_gat, setup
+from .tb_atu import HUGE, REGS, drain, flush, fus, set_gat, setup
+from .tb_atu import TLB_CNT as TLB_COUNTERS
 
 
 class Probe:
@@ -42,6 +43,40 @@ class Probe:
 
 def first(events, bit):
     return next(t for t, v in events if v >> bit & 1)
+
+
+async def streams(host, model, u, units):
+    """64 KiB from a cold TLB as an RMA engine translates it: 16 consecutive 4 KB pages, one request
+    at a time (the next sent when the previous answer arrived), ``next`` on all but the last.  Modes:
+    4 KB pages without ``next`` (no look-ahead), with it, and one 2 MB page (a large-page GAT).  Per
+    mode: TLB misses, cycles from the first request to the last answer at the FU, and the same stream
+    again with the TLB warm."""
+    base = model.gat_base[0]
+    for i in range(0x2000, 0x2020):                 # pages no request touched before: cold
+        host.memory.write64(base + 8 * i, gate_word(ppn=i, vpid=1))
+    table = host.memory.alloc(4096)
+    await set_gat(host, model, 1, table | 1)
+    host.memory.write64(table, gate_word(ppn=0x8_0000, vpid=1, large=1))
+    out = {}
+    u.window = 1
+    for mode, first_page, nxt in (("4k", 0x2000, 0), ("4k_lookahead", 0x2010, 1), ("2m", 1 << 18, 1)):
+        for temp in ("cold", "warm"):
+            t0 = await host.read64(TLB_COUNTERS)
+            n0 = len(u.results)
+            for k in range(16):
+                u.request(1, first_page + k, 0, next=nxt & int(k < 15))
+            await drain(host, units)
+            t1 = await host.read64(TLB_COUNTERS)
+            res = u.results[n0:]
+            assert all(r[1].ok for r in res), res
+            misses = (t1 >> 32) - (t0 >> 32)
+            if temp == "cold":
+                out[f"stream_64k_{mode}_misses"] = misses
+            else:
+                assert misses == 0, (mode, misses)
+            out[f"stream_64k_{mode}_{temp}_cycles"] = res[-1][3] - res[0][2]
+    u.window = None
+    return out
 
 
 @cocotb.test()
@@ -152,6 +187,14 @@ async def bench(dut):
         await flush(host, 3, tlb=1, ats=ats)
         ev = probe.since(c)
         out[key] = first(ev, 3) - first(ev, 2)
+    # a range flush of 1 GiB of 4 KB pages (the deregistration of 1 GiB): every TLB set once
+    c = probe.cycle
+    await flush(host, 0, tlb=1, ats=1, extra=(1 << 18) - 1)
+    ev = probe.since(c)
+    out["flush_cycles_range_1g"] = first(ev, 3) - first(ev, 2)
+    await host.write64(REGS.addr("atu.flush_range"), 0)
+
+    out.update(await streams(host, model, u, units))
     with open(p["out"], "w") as f:
         json.dump(out, f)
     assert not host.errors and not any(x.errors for x in units)

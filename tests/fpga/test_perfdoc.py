@@ -116,9 +116,9 @@ def test_unknown_source_is_refused(build):
         render([Metric("X", "bench/nowhere", "k", "k")], SOURCES, {}, build=build)
 
 
-def test_registry_renders_under_240_lines(tmp_path):
+def test_registry_renders_under_250_lines(tmp_path):
     text = render(build=tmp_path)
-    assert len(text.splitlines()) < 240
+    assert len(text.splitlines()) < 250
     assert sum("not measured" in r for r in rows(text)) == len(registry.METRICS) + len(
         {m.source for m in registry.METRICS})
     assert set(registry.NOTES) <= {m.section for m in registry.METRICS}

@@ -30,10 +30,12 @@ registered through the driver), as the dissertation's measurements (ch. 9) do.
 * **simulation speed**: simulated cycles per wall-clock second, idle and over the busy phases.
 
 The parameter ``config`` = ``"record"`` runs on :func:`sim.tops.configs.record_config` (the default NIC
-with its tables shrunk) instead of ``nic_config``.  The parameter ``phases`` (default :data:`PHASES`)
-leaves out calibration, composition, breakdown and rates: on ``bus = "axi"`` (two ``nic_axi``,
-:class:`sim.axi_host.AxiHostModel`) the first two read the HTAX host model's packet logs, which the
-AXI model does not keep; ping-pong and streaming run there.
+with its tables shrunk) instead of ``nic_config``; the parameter ``overrides`` (``{section: {key:
+value}}``, e.g. ``{"atu": {"lookahead": 0}}``) goes over either, as the bench applies it to the NIC it
+builds.  The parameter ``phases`` (default :data:`PHASES`) leaves out calibration, composition,
+breakdown and rates: on ``bus = "axi"`` (two ``nic_axi``, :class:`sim.axi_host.AxiHostModel`) the
+first two read the HTAX host model's packet logs, which the AXI model does not keep; ping-pong and
+streaming run there.
 
 Every payload is checked byte for byte; no host-model rule may be broken.
 """
@@ -65,6 +67,8 @@ if tb_params().get("config") not in _CONFIGS:
     raise ValueError(f"config must be one of {sorted(k for k in _CONFIGS if k)} or absent, "
                      f"not {tb_params().get('config')!r}")
 CFG = _CONFIGS[tb_params().get("config")]()
+for _section, _values in tb_params().get("overrides", {}).items():
+    CFG[_section].update(_values)
 TOPOLOGY = topology("b2b", 2)
 VELO_VPID, RMA_VPID, SELF_VPID = 1, 2, 3
 VELO_SIZES = (8, 16, 32, 64)
@@ -242,17 +246,20 @@ async def stream_velo(r, nbytes, count=RATE_OPS):
     return round((count - 1) * nbytes / span, 4), round((count - 1) / span, 5)
 
 
-@busy
-async def stream_rma(r, kind, nbytes):
+async def rma_train(r, kind, regions, nbytes, count, salt):
+    """``count`` operations ``kind`` (put or get) of ``nbytes`` posted back to back by node 0 through
+    consecutive addresses of ``regions`` (node 0's, node 1's; fresh data of ``salt`` in the source), no
+    notifications.  Returns ``(t0, done)``: the cycle of the first post and each operation's completion,
+    the cycle of its last write into the sink's memory; every byte is checked."""
     o, _ = r.rma
-    g0, g1 = r.regions
-    count = max(4, min(32, STREAM_BYTES // nbytes))
+    g0, g1 = regions
     n = count * nbytes
     src_node, src_reg, sink_node, sink_reg = (0, g0, 1, g1) if kind == "put" else (1, g1, 0, g0)
-    fresh = pattern(n, nbytes + (kind == "get"))
+    fresh = pattern(n, salt)
     r.hosts[src_node].memory.write(src_reg.phys, fresh)
     await r.drain()
     r.clear()
+    t0 = r.now()
     for i in range(count):
         local, remote = g0.nla + i * nbytes, g1.nla + i * nbytes
         await (o.put if kind == "put" else o.get)(1, RMA_VPID, local, remote, nbytes, notify=(0, 0, 0))
@@ -268,6 +275,13 @@ async def stream_rma(r, kind, nbytes):
         assert sum(s for _, s in ws) == nbytes, f"{kind} {nbytes} B op {i}: {ws}"
         done.append(max(t for t, _ in ws))
     assert r.hosts[sink_node].memory.read(sink_reg.phys, n) == fresh, f"{kind} {nbytes} B stream data"
+    return t0, done
+
+
+@busy
+async def stream_rma(r, kind, nbytes):
+    count = max(4, min(32, STREAM_BYTES // nbytes))
+    _, done = await rma_train(r, kind, r.regions, nbytes, count, nbytes + (kind == "get"))
     return round((count - 1) * nbytes / (done[-1] - done[0]), 4)
 
 
@@ -330,11 +344,18 @@ def poster(r, name, i):
     return lambda: o.post(command, **kw)
 
 
+async def atu_counters(nic):
+    """The node's ATU counters: TLB ``hits`` and ``misses``, look-ahead GATEs ``filled`` and ``used``."""
+    tlb = await nic.host.read64(nic.regs.addr("atu.tlb_counters"))
+    ahead = await nic.host.read64(nic.regs.addr("atu.lookahead_counters"))
+    return {"hits": tlb & 0xFFFF_FFFF, "misses": tlb >> 32, "filled": ahead & 0xFFFF_FFFF, "used": ahead >> 32}
+
+
 async def counts(r):
     tlb = trips = 0
     for nic in r.nics:
-        v = await nic.host.read64(nic.regs.addr("atu.tlb_counters"))
-        tlb += (v & 0xFFFF_FFFF) + (v >> 32)
+        c = await atu_counters(nic)
+        tlb += c["hits"] + c["misses"]
         c = await nic.net_counters()
         trips += c["sent.requests"] + c["sent.responses"]
     return tlb, trips
@@ -442,6 +463,18 @@ async def breakdown(r, name):
 
 
 # -- calibration ----------------------------------------------------------------------------------
+async def finish(r, out, path):
+    """Check that no node saw an RMA error or drop, a host error or a memory violation, then write
+    ``out`` as JSON to ``path``."""
+    for nic in r.nics:
+        rc = await nic.rma.counters()
+        assert all(rc[k] == 0 for k in rc if k.startswith(("errors", "drops"))), (nic.node, rc)
+        assert not nic.host.errors, nic.host.errors[:5]
+        assert not nic.host.memory.violations, nic.host.memory.violations[:5]
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
 async def calibration(r):
     """DMA read round trip and CPU register read round trip at node 0's host port."""
     h0, nic = r.hosts[0], r.nics[0]
@@ -534,9 +567,4 @@ async def nic_bench(dut):
     for nic in r.nics:
         c = await nic.net_counters()
         assert all(v == 0 for k, v in c.items() if "drops" in k or "malformed" in k), (nic.node, c)
-        rc = await nic.rma.counters()
-        assert all(rc[k] == 0 for k in rc if k.startswith(("errors", "drops"))), (nic.node, rc)
-        assert not nic.host.errors, nic.host.errors[:5]
-        assert not nic.host.memory.violations, nic.host.memory.violations[:5]
-    with open(p["out"], "w") as f:
-        json.dump(out, f)
+    await finish(r, out, p["out"])
