@@ -1,6 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """Formal proofs for the ATU (``python -m fpga.formal --unit atu``), on a small ATU (16-entry TLB,
-4-slot reorder buffer, 4-entry request FIFO, 2 GATs, 2 VPIDs), bounded from reset.
+2-entry large-page TLB, 2-entry GAT cache, 4-slot reorder buffer, 4-entry request FIFO, 2 GATs on chip,
+2 VPIDs), bounded from reset, with the flush range, the GAT cache invalidation and the first-level
+table's enable and base arbitrary in every cycle.
 
 For ``links`` the ATU is elaborated for the ``"formal"`` platform, so every block adds the invariants
 it states in its own ``elaborate`` (request-queue occupancy, TLB invalidation, the lookup's compare,
@@ -37,8 +39,8 @@ from sim.formal import Proof
 
 
 def _small():
-    return Atu(gat_entries=2, tlb_entries=16, tlb_ways=1, large_tlb_entries=2, reorder_entries=4, request_fifo=4,
-               vpids=2, htax_port=2, host_port=0, fu_ports=(3,))
+    return Atu(gat_entries=2, tlb_entries=16, tlb_ways=1, large_tlb_entries=2, gat_cache_entries=2,
+               reorder_entries=4, request_fifo=4, vpids=2, htax_port=2, host_port=0, fu_ports=(3,))
 
 
 class AtuProperties(Elaboratable):
@@ -61,8 +63,10 @@ class AtuProperties(Elaboratable):
             rx.valid.eq(AnySeq(1)), rx.payload.as_value().eq(AnySeq(len(rx.payload.as_value()))),
             tx.ready.eq(AnySeq(4)),
             regs.flush.nla.eq(AnySeq(len(regs.flush.nla))), regs.flush.tlb.eq(AnySeq(1)),
-            regs.flush.ats.eq(AnySeq(1)), regs.flush.start.eq(AnySeq(1)),
+            regs.flush.ats.eq(AnySeq(1)), regs.flush.gat.eq(AnySeq(1)), regs.flush.start.eq(AnySeq(1)),
+            regs.flush_range.extra.eq(AnySeq(32)),
             regs.gat_base.data.eq(AnySeq(len(regs.gat_base.data.as_value()))),
+            regs.gat_table.enable.eq(AnySeq(1)), regs.gat_table.base.eq(AnySeq(len(regs.gat_table.base))),
         ]
         link_rules(m, rx, Assume, well_formed=True, name="in")
         if not self.contracts:

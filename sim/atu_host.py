@@ -45,6 +45,8 @@ class AtuModelHost:
             index = int(path[len("atu.gat_base["):-1])
             self.atu.gat_base[index] = value
             self.gat_writes.append((index, value))
+        elif path == "atu.gat_table":
+            self.atu.gat_table = value
         elif path == "atu.flush_range":
             self.flush_pages = value + 1
         elif path == "atu.flush":

@@ -14,7 +14,9 @@ the cause priority the RTL implements:
 
 A GAT base entry (:class:`rtl.atu.layout.GatBase`) holds the base and the ``large`` flag in bit 0: a
 4 KB-page GAT has 2^18 GATEs (GATE index = the NLA page's low 18 bits), a large-page GAT 2^9 (GATE
-index = those bits >> 9).
+index = those bits >> 9).  With ``gat_table`` enabled (:class:`rtl.atu.layout.GatTable`: bit 0 and the
+base) the GAT base entries come from the first-level table in memory (2^14 entries), so every GAT
+index is in range, and a failed read of the entry is a ``MEMORY_ERROR``.
 
 A TLB only caches GATEs, so as long as software changes a GATE only through the flush protocol the
 answer equals the model's at the time of the request.  Packing helpers use the same structs as the RTL.
@@ -22,7 +24,15 @@ answer equals the model's at the time of the request.  Packing helpers use the s
 
 from dataclasses import dataclass
 
-from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, Gate
+from rtl.atu.layout import (
+    GAT_BASE_SHIFT,
+    GAT_TABLE_SHIFT,
+    GATE_INDEX_BITS,
+    LARGE_PAGE_BITS,
+    MAX_GAT_INDEX_BITS,
+    SMALL_GAT_ALIGN_BITS,
+    Gate,
+)
 from rtl.common.ats import AtsCause, AtsCmd, AtsMessage
 from sim.layout import pack, unpack
 
@@ -86,25 +96,36 @@ class AtuModel:
         self.vpids = vpids
         self.read64 = read64
         self.gat_base = [0] * gat_entries       # register value: base | large (bit 0); 0: not configured
+        self.gat_table = 0                      # register value: first-level table base | enable (bit 0)
+
+    def gat_entry(self, gat):
+        """The GAT base entry of GAT ``gat`` (``None``: the first-level entry's read fails)."""
+        if self.gat_table & 1:
+            return self.read64((self.gat_table >> GAT_TABLE_SHIFT << GAT_TABLE_SHIFT) + 8 * gat)
+        return self.gat_base[gat] if gat < self.gat_entries else 0
 
     def large(self, nla_page):
         """The NLA page's GAT maps 2 MB pages."""
-        return self.gat_base[nla_page >> GATE_INDEX_BITS] & 1
+        return self.gat_entry(nla_page >> GATE_INDEX_BITS) & 1
 
     def gate_address(self, nla_page):
-        entry = self.gat_base[nla_page >> GATE_INDEX_BITS]
+        entry = self.gat_entry(nla_page >> GATE_INDEX_BITS)
         index = nla_page & ((1 << GATE_INDEX_BITS) - 1)
         if entry & 1:
             index >>= LARGE_PAGE_BITS
-        return (entry >> GAT_BASE_SHIFT << GAT_BASE_SHIFT) + 8 * index
+        return ((entry >> GAT_BASE_SHIFT & ((1 << 40) - 1)) << GAT_BASE_SHIFT) + 8 * index
 
     def translate(self, vpid, nla_page, write):
         """The expected :class:`Translation` of one request."""
         gat = nla_page >> GATE_INDEX_BITS
-        if vpid >= self.vpids or gat >= self.gat_entries:
+        limit = 1 << MAX_GAT_INDEX_BITS if self.gat_table & 1 else self.gat_entries
+        if vpid >= self.vpids or gat >= limit:
             return Translation(0, AtsCause.NLA_RANGE, 0)
-        base = self.gat_base[gat] >> GAT_BASE_SHIFT
-        if base == 0 or not self.gat_base[gat] & 1 and base % (1 << SMALL_GAT_ALIGN_BITS):
+        entry = self.gat_entry(gat)
+        if entry is None:
+            return Translation(0, AtsCause.MEMORY_ERROR, 0)
+        base = entry >> GAT_BASE_SHIFT & ((1 << 40) - 1)
+        if base == 0 or not entry & 1 and base % (1 << SMALL_GAT_ALIGN_BITS):
             return Translation(0, AtsCause.GAT_NOT_CONFIGURED, 0)
         return self.check(self.read64(self.gate_address(nla_page)), vpid, write, large=self.large(nla_page),
                           page=nla_page)

@@ -57,24 +57,30 @@ class HostMemory:
         self.write_hook = None      # callable(addr, size, owner) -> bool (False: refuse) for device writes
 
     # -- allocation ----------------------------------------------------------------------------
-    def _place(self, size, huge):
-        align = HUGE_PAGE if huge else PAGE
+    def _place(self, size, huge, align=None):
+        """Base and rounded size of an allocation: huge pages are 2 MiB aligned and whole; otherwise
+        whole 4 KiB pages aligned to ``align`` (a power of two, default 4 KiB)."""
+        if huge:
+            base = -(-self._next // HUGE_PAGE) * HUGE_PAGE
+            return base, -(-size // HUGE_PAGE) * HUGE_PAGE
+        align = align or PAGE
         base = -(-self._next // align) * align
-        return base, -(-size // align) * align
+        return base, -(-size // PAGE) * PAGE
 
     def can_alloc(self, size, *, huge=False):
         """:meth:`alloc` of ``size`` bytes (``huge``: of 2 MiB-aligned huge pages) would succeed."""
         base, size = self._place(size, huge)
         return size > 0 and base + size <= self.limit
 
-    def alloc(self, size, *, owner=KERNEL, huge=False, zero=True):
-        """Allocate ``size`` bytes of whole pages (2 MiB-aligned huge pages if ``huge``); return the base.
+    def alloc(self, size, *, owner=KERNEL, huge=False, zero=True, align=None):
+        """Allocate ``size`` bytes of whole pages (2 MiB-aligned huge pages if ``huge``, else aligned to
+        ``align``, default 4 KiB); return the base.
 
         A page's data is held from its first write on (an unwritten page reads as zero), so a large
         allocation costs only its ownership entries."""
         if size <= 0:
             raise ValueError(f"size must be positive, not {size}")
-        base, size = self._place(size, huge)
+        base, size = self._place(size, huge, align)
         if base + size > self.limit:
             raise MemoryError("host physical address space exhausted")
         self._next = base + size

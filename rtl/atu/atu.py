@@ -39,7 +39,11 @@ large_tlb_entries : int
     Entries of the large-page TLB (power of two, 2..512; direct mapped).
 lookahead : int
     0..7: the most look-ahead GATEs a miss's read fetches after its own, for a request whose access
-    continues into the next page (0: no look-ahead).
+    reaches the end of its page (0: no look-ahead).
+gat_cache_entries : int
+    0 (no first-level table in host memory), or the entries of the GAT cache (power of two, 2..16384)
+    that holds first-level entries while ``atu.gat_table.enable`` is set; then every GAT index of the
+    32-bit NLA page is valid (2^14 GATs, 16 TiB of NLA).
 reorder_entries : int
     Reorder-buffer slots = outstanding misses (power of two, 2..32).
 request_fifo : int
@@ -67,6 +71,7 @@ regs : Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries))
 
 from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Out, connect, flipped
 
 from rtl.common.htax import HtaxPortSignature
@@ -75,6 +80,7 @@ from rtl.common.regview import RegisterView
 
 from .flush import AtuFlush
 from .formats import LINE_GATES, AtuFormats
+from .gatcache import AtuGatCache
 from .gate import AtuGateCheck
 from .lookup import AtuLookup
 from .queue import AtuRequestQueue
@@ -87,13 +93,15 @@ __all__ = ["Atu", "REGISTERS", "check_params"]
 
 
 def check_params(*, gat_entries, tlb_entries, tlb_ways, large_tlb_entries, lookahead, reorder_entries,
-                 request_fifo, vpids, htax_port, host_port, fu_ports):
+                 request_fifo, vpids, htax_port, host_port, fu_ports, gat_cache_entries=0):
     """Validate the ATU parameters; raise ``TypeError``/``ValueError`` with a precise message."""
     check_pow2("gat_entries", gat_entries, 2, 1 << 14)
     check_pow2("tlb_entries", tlb_entries, 16, 1 << 14)
     check_choice("tlb_ways", tlb_ways, (1, 2, 4))
     check_pow2("large_tlb_entries", large_tlb_entries, 2, 1 << 9)
     check_int("lookahead", lookahead, 0, LINE_GATES - 1)
+    if gat_cache_entries != 0:
+        check_pow2("gat_cache_entries", gat_cache_entries, 2, 1 << 14)
     check_pow2("reorder_entries", reorder_entries, 2, 32)
     check_pow2("request_fifo", request_fifo, 4, 4096)
     check_pow2("vpids", vpids, 2, 1 << 16)
@@ -119,9 +127,11 @@ class Atu(wiring.Component):
     __doc__ = __doc__
 
     def __init__(self, *, gat_entries=512, tlb_entries=1024, tlb_ways=1, large_tlb_entries=16, lookahead=7,
-                 reorder_entries=32, request_fifo=64, vpids=32, htax_port=2, host_port=0, fu_ports=(3, 4, 5)):
+                 gat_cache_entries=0, reorder_entries=32, request_fifo=64, vpids=32, htax_port=2, host_port=0,
+                 fu_ports=(3, 4, 5)):
         self.fu_ports = check_params(gat_entries=gat_entries, tlb_entries=tlb_entries, tlb_ways=tlb_ways,
                                      large_tlb_entries=large_tlb_entries, lookahead=lookahead,
+                                     gat_cache_entries=gat_cache_entries,
                                      reorder_entries=reorder_entries, request_fifo=request_fifo, vpids=vpids,
                                      htax_port=htax_port, host_port=host_port, fu_ports=fu_ports)
         self.gat_entries = gat_entries
@@ -129,6 +139,7 @@ class Atu(wiring.Component):
         self.tlb_ways = tlb_ways
         self.large_tlb_entries = large_tlb_entries
         self.lookahead = lookahead
+        self.gat_cache_entries = gat_cache_entries
         self.reorder_entries = reorder_entries
         self.request_fifo = request_fifo
         self.vpids = vpids
@@ -136,12 +147,29 @@ class Atu(wiring.Component):
         self.host_port = host_port
         self.formats = AtuFormats(gat_entries=gat_entries, tlb_entries=tlb_entries, tlb_ways=tlb_ways,
                                   reorder_entries=reorder_entries, vpids=vpids, fus=len(self.fu_ports),
-                                  large_tlb_entries=large_tlb_entries)
+                                  large_tlb_entries=large_tlb_entries, gat_cache_entries=gat_cache_entries)
         self.nla_bits = self.formats.nla_bits
         super().__init__({
             "htax": Out(HtaxPortSignature()),
             "regs": Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries)),
         })
+
+    def _first_level(self, m, lookup, gate, flush, tx):
+        """The first-level table in host memory: the GAT cache beside the lookup, filled by the GATE
+        check and invalidated by flushes; the GATE reads that follow first-level entries queue for the
+        output (at most one per slot, so the queue never refuses one)."""
+        f = self.formats
+        m.submodules.gcache = gcache = AtuGatCache(formats=f)
+        m.submodules.reads2 = reads2 = SyncFIFOBuffered(width=len(tx.reads2.payload.as_value()), depth=f.slots)
+        connect(m, lookup.gcache, gcache.read)
+        connect(m, gate.gfill, gcache.fill)
+        connect(m, flush.ginvalidate, gcache.invalidate)
+        table = self.regs.atu.gat_table
+        m.d.comb += [
+            lookup.table.enable.eq(table.enable), lookup.table.base.eq(table.base),
+            reads2.w_en.eq(gate.reads2.valid), reads2.w_data.eq(gate.reads2.payload),
+            tx.reads2.valid.eq(reads2.r_rdy), tx.reads2.payload.eq(reads2.r_data), reads2.r_en.eq(tx.reads2.ready),
+        ]
 
     def elaborate(self, platform):
         m = Module()
@@ -152,9 +180,13 @@ class Atu(wiring.Component):
         m.submodules.tlb = tlb = AtuTlb(formats=f, geometry=f.small)
         m.submodules.ltlb = ltlb = AtuTlb(formats=f, geometry=f.large)
         m.submodules.rob = rob = AtuReorderBuffer(formats=f)
-        m.submodules.gate = gate = AtuGateCheck(formats=f)
+        m.submodules.gate = gate = AtuGateCheck(formats=f, lookahead=self.lookahead)
         m.submodules.flush = flush = AtuFlush(formats=f, fu_ports=self.fu_ports)
         m.submodules.tx = tx = AtuTxArbiter(formats=f, htax_port=self.htax_port, host_port=self.host_port)
+        if f.l1:
+            self._first_level(m, lookup, gate, flush, tx)
+        else:
+            m.d.comb += tx.reads2.valid.eq(0)
 
         # translation path: rx -> request queue -> lookup (+ TLB) -> reorder buffer -> tx
         connect(m, flipped(self.htax.rx), rx.rx)
@@ -197,6 +229,8 @@ class Atu(wiring.Component):
             flush.control.nla.eq(regs.flush.nla), flush.control.vpid.eq(regs.flush.vpid),
             flush.control.extra.eq(regs.flush_range.extra),
             flush.control.tlb.eq(regs.flush.tlb), flush.control.ats.eq(regs.flush.ats),
+            flush.control.gat.eq(regs.flush.gat if f.l1 else 0),
+            regs.gat_counters.misses_incr.eq(lookup.gat_miss),
             flush.control.start.eq(regs.flush.start),
             regs.flush.done_set.eq(flush.control.done), regs.flush_counters.atu_flushes_incr.eq(flush.control.done),
             self.regs.irq.status.atu_flush_done_event.eq(flush.control.done),

@@ -21,8 +21,8 @@ class FlushControlSignature(wiring.Signature):
     extra : Out(32)
         Further pages after ``nla`` whose TLB sets the flush invalidates (``atu.flush_range``).
     vpid : Out(VPID_BITS)
-    tlb, ats, start : Out(1)
-        ``start`` is a one-cycle strobe.
+    tlb, ats, gat, start : Out(1)
+        ``start`` is a one-cycle strobe; ``gat``: invalidate the GAT cache entry of ``nla``'s GAT.
     done : In(1)
         One-cycle strobe: the flush is complete.
     """
@@ -30,7 +30,7 @@ class FlushControlSignature(wiring.Signature):
     def __init__(self, formats):
         self._f = formats
         super().__init__({"nla": Out(formats.page), "extra": Out(32), "vpid": Out(VPID_BITS), "tlb": Out(1),
-                          "ats": Out(1), "start": Out(1), "done": In(1)})
+                          "ats": Out(1), "gat": Out(1), "start": Out(1), "done": In(1)})
 
     def __eq__(self, other):
         return type(other) is FlushControlSignature and other.members == self.members
@@ -84,6 +84,8 @@ class AtuFlush(wiring.Component):
     epoch : Out(1)
     invalidate, linvalidate : Out(stream.Signature(formats.page, always_ready=True))
         Invalidate the set of this page in the 4 KB-page TLB, in the large-page TLB.
+    ginvalidate : Out(stream.Signature(formats.gat_bits, always_ready=True))
+        Invalidate the GAT cache entry of this GAT (the start cycle of a flush with ``gat``).
     requests : Out(stream.Signature(formats.flush_request))
         Flush requests for the FUs.  While a flush runs they obey the stream rules; a FU that answers a
         flush request it has not received can end a flush early, and a request then not yet taken may
@@ -107,6 +109,7 @@ class AtuFlush(wiring.Component):
             "epoch": Out(1),
             "invalidate": Out(stream.Signature(formats.page, always_ready=True)),
             "linvalidate": Out(stream.Signature(formats.page, always_ready=True)),
+            "ginvalidate": Out(stream.Signature(formats.gat_bits, always_ready=True)),
             "requests": Out(stream.Signature(formats.flush_request)),
             "responses": In(stream.Signature(formats.flush_response, always_ready=True)),
             "lookups": In(1),
@@ -174,6 +177,8 @@ class AtuFlush(wiring.Component):
         m.d.comb += [
             self.starting.eq(start_now | sweep),
             self.tlb_flush.eq(start_now & self.control.tlb),
+            self.ginvalidate.valid.eq(start_now & self.control.gat),
+            self.ginvalidate.payload.eq(self.control.nla.gat_index),
             self.epoch.eq(epoch),
             self.requests.valid.eq(fl_more | fl_first),
             req.dst.eq(fu_dst[Mux(fl_more, fl_sent, 0)]),

@@ -6,6 +6,7 @@ block defines a layout another block uses.  The fixed formats (GATE, NLA, GAT ba
 :mod:`rtl.atu.layout`, the HTAX and ATS formats in :mod:`rtl.common`.
 """
 
+from amaranth.hdl import Mux
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -13,13 +14,22 @@ from amaranth.utils import exact_log2
 from rtl.common.ats import FLUSH_ID_BITS, PPN_BITS, VPID_BITS, AtsCause
 from rtl.common.htax import PORT_BITS, TAG_BITS
 
-from .layout import GATE_INDEX_BITS, LARGE_PAGE_BITS
+from .layout import GAT_BASE_BITS, GATE_INDEX_BITS, LARGE_PAGE_BITS, MAX_GAT_INDEX_BITS
 
 __all__ = ["AtuFormats", "TlbGeometry", "OfferSignature", "AsyncReadSignature", "LINE_GATES",
-           "READ_ADDR_BITS"]
+           "READ_ADDR_BITS", "lookahead_more"]
 
 LINE_GATES = 8                      # GATEs in one 64-byte line: the most a GATE read returns
 READ_ADDR_BITS = 52 - 3             # a GATE's word address
+
+
+def lookahead_more(next, large, gate_index, lookahead):
+    """The look-ahead GATEs a read for ``gate_index`` fetches after its own: up to ``lookahead`` for a
+    request with ``next``, within the GATE's 64-byte line (a large-page GAT's GATE index is the NLA
+    page's ``gate_index >> 9``)."""
+    line = Mux(large, gate_index[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3], gate_index[:3])
+    rest = (LINE_GATES - 1) - line
+    return Mux(next, Mux(rest > lookahead, lookahead, rest), 0)
 
 
 class TlbGeometry:
@@ -75,16 +85,20 @@ class AtuFormats:
         The 4 KB-page TLB and the large-page TLB (one way).
     request : StructLayout
         A translation request in the request queue: ``vpid``, ``nla``, ``write``, ``next`` (the access
-        continues into the next page), ``src`` (the FU's port), ``tag``, ``bad`` (VPID or GAT index out
-        of range, decided on arrival).
+        reaches the end of its page), ``src`` (the FU's port), ``tag``, ``bad`` (VPID or GAT index out
+        of range, decided on arrival), ``far`` (GAT index beyond the on-chip table: out of range unless
+        the first-level table in host memory is on).
     lookup : StructLayout
         A request leaving the TLB lookup: ``miss``; the immediate answer ``ok``, ``cause``, ``ppn``
         (0 unless ``ok``); ``dst``, ``tag``, ``fu`` (pending-counter index), ``epoch``; for a miss the
-        GATE check's inputs ``vpid``, ``write``, ``nla``, ``large`` (the GAT maps 2 MB pages) and the
-        GATE read: ``addr`` (the GATE's word address), ``more`` (look-ahead GATEs after it).
+        GATE check's inputs ``vpid``, ``write``, ``nla``, ``large`` (the GAT maps 2 MB pages), ``next``,
+        ``gmiss`` (the GAT's first-level entry is not cached: the read is the entry's) and the read:
+        ``addr`` (the word address of the GATE or first-level entry), ``more`` (look-ahead GATEs).
     slot_info : StructLayout
         What the GATE check needs of a waiting slot: ``vpid``, ``write``, ``nla``, ``large``, ``more``
-        (look-ahead GATEs its read asked for), ``epoch``.
+        (look-ahead GATEs its read asked for), ``next``, ``gmiss``, ``epoch``.
+    gat_fill : StructLayout
+        A GAT cache fill: ``gat`` (GAT index), ``large``, ``addr`` (a first-level entry's fields).
     gate_result : StructLayout
         A checked GATE for slot ``slot``: ``ok``, ``cause``, ``ppn`` (0 unless ``ok``).
     fill : StructLayout
@@ -101,8 +115,14 @@ class AtuFormats:
         An arriving flush response: ``src``, ``flush_id``.
     """
 
-    def __init__(self, *, gat_entries, tlb_entries, tlb_ways, reorder_entries, vpids, fus, large_tlb_entries=16):
-        self.gat_bits = exact_log2(gat_entries)
+    def __init__(self, *, gat_entries, tlb_entries, tlb_ways, reorder_entries, vpids, fus, large_tlb_entries=16,
+                 gat_cache_entries=0):
+        # with a GAT cache (the first-level table in host memory) every GAT index of the NLA page is
+        # valid; without, only those of the on-chip table
+        self.l1 = gat_cache_entries > 0
+        self.chip_bits = exact_log2(gat_entries)
+        self.cache_bits = exact_log2(gat_cache_entries) if self.l1 else 0
+        self.gat_bits = MAX_GAT_INDEX_BITS if self.l1 else self.chip_bits
         self.nla_bits = GATE_INDEX_BITS + self.gat_bits
         self.vpid_bits = exact_log2(vpids)
         self.small = TlbGeometry(entries=tlb_entries, ways=tlb_ways, nla_bits=self.nla_bits,
@@ -118,13 +138,14 @@ class AtuFormats:
         more = range(LINE_GATES)
         self.request = data.StructLayout({
             "vpid": self.vpid_bits, "nla": self.page, "write": 1, "next": 1, "src": PORT_BITS, "tag": TAG_BITS,
-            "bad": 1})
+            "bad": 1, "far": 1})
         self.lookup = data.StructLayout({
             "miss": 1, "ok": 1, "cause": AtsCause, "ppn": PPN_BITS, "dst": PORT_BITS, "tag": TAG_BITS, "fu": fu,
-            "epoch": 1, "vpid": self.vpid_bits, "write": 1, "nla": self.page, "large": 1,
+            "epoch": 1, "vpid": self.vpid_bits, "write": 1, "nla": self.page, "large": 1, "next": 1, "gmiss": 1,
             "addr": READ_ADDR_BITS, "more": more})
         self.slot_info = data.StructLayout({"vpid": self.vpid_bits, "write": 1, "nla": self.page, "large": 1,
-                                            "more": more, "epoch": 1})
+                                            "more": more, "next": 1, "gmiss": 1, "epoch": 1})
+        self.gat_fill = data.StructLayout({"gat": self.gat_bits, "large": 1, "addr": GAT_BASE_BITS})
         self.gate_result = data.StructLayout({
             "slot": range(reorder_entries), "ok": 1, "cause": AtsCause, "ppn": PPN_BITS})
         self.fill = data.StructLayout({"nla": self.page, "large": 1, "pref": 1, "read": 1, "write": 1,

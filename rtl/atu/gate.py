@@ -1,14 +1,14 @@
 """The ATU's GATE check (dissertation ch. 5.4, fig. 5-12 "check", and ch. 5.3's rules for a GATE)."""
 
-from amaranth.hdl import Assert, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import AtsCause
 from rtl.common.htax import TAG_BITS, HtaxBeat, HtaxCmd, HtaxStatus
 
-from .formats import LINE_GATES, AsyncReadSignature
-from .layout import LARGE_PAGE_BITS, Gate
+from .formats import LINE_GATES, AsyncReadSignature, lookahead_more
+from .layout import LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, GatBase, Gate
 
 __all__ = ["AtuGateCheck"]
 
@@ -57,10 +57,16 @@ class AtuGateCheck(wiring.Component):
     arrived : Out(stream.Signature(range(slots), always_ready=True))
     results : Out(stream.Signature(formats.gate_result, always_ready=True))
     fill : Out(stream.Signature(formats.fill, always_ready=True))
+    reads2 : Out(stream.Signature(formats.read, always_ready=True))
+        With the first-level table: the GATE read of a slot whose first-level entry arrived (the caller
+        queues it; at most one per slot).
+    gfill : Out(stream.Signature(formats.gat_fill, always_ready=True))
+        With the first-level table: a first-level entry for the GAT cache.
     """
 
-    def __init__(self, *, formats):
+    def __init__(self, *, formats, lookahead=0):
         self._f = formats
+        self._lookahead = lookahead
         R = formats.slots
         super().__init__({
             "beats": In(stream.Signature(HtaxBeat, always_ready=True)),
@@ -71,6 +77,8 @@ class AtuGateCheck(wiring.Component):
             "arrived": Out(stream.Signature(range(R), always_ready=True)),
             "results": Out(stream.Signature(formats.gate_result, always_ready=True)),
             "fill": Out(stream.Signature(formats.fill, always_ready=True)),
+            "reads2": Out(stream.Signature(formats.read, always_ready=True)),
+            "gfill": Out(stream.Signature(formats.gat_fill, always_ready=True)),
         })
 
     def _waits(self, tag):
@@ -93,6 +101,14 @@ class AtuGateCheck(wiring.Component):
         fin_err = Signal()
         fin_tag = Signal(TAG_BITS)
         fin_ok = Signal()                   # a GATE or an error response for a slot that waits for it
+        data_beat = Signal()                # the data beat of a response for the waiting slot r_tag
+        gate = data.View(Gate, beat.word.data)
+        inf = Signal(f.slot_info)
+        m.d.comb += self.info.addr.eq(hdr.tag[:f.slot_bits])
+        with m.If(moves & beat.first):
+            m.d.sync += inf.eq(self.info.data)
+        gi = inf.nla.gate_index
+        entry, entry_ok, large, more = self._first_level(m, inf, r_tag, data_beat, fin_ok, slot_of=fin_tag)
         la_now = Signal()                   # this beat is look-ahead GATE la_k
         is_hdr = moves & beat.first & (hdr.cmd == HtaxCmd.RESPONSE)
         with m.If(moves):
@@ -109,27 +125,24 @@ class AtuGateCheck(wiring.Component):
                              la_k.eq(Mux(r_want, 1, la_k + 1))]
                 with m.If(r_want):
                     # the slot waited when the header arrived, and only a response with its tag clears
-                    # that, which cannot come before this packet's data beat: no second check
-                    m.d.comb += [fin_tag.eq(r_tag), fin_ok.eq(1)]
+                    # that, which cannot come before this packet's data beat: no second check (a
+                    # configured first-level entry is not an arrival: the slot waits for its GATE)
+                    m.d.comb += [fin_tag.eq(r_tag), fin_ok.eq(~entry_ok), data_beat.eq(1)]
                 with m.Elif(r_la):
                     m.d.comb += la_now.eq(1)
         slot = fin_tag[:f.slot_bits]
         m.d.comb += [self.arrived.valid.eq(fin_ok), self.arrived.payload.eq(slot)]
 
-        gate = data.View(Gate, beat.word.data)
-        inf = Signal(f.slot_info)
-        m.d.comb += self.info.addr.eq(hdr.tag[:f.slot_bits])
-        with m.If(moves & beat.first):
-            m.d.sync += inf.eq(self.info.data)
-        gi = inf.nla.gate_index
         vpid_ok = gate.vpid == inf.vpid
         # the page size agrees with the GAT's, and a large page is 2 MB aligned
-        size_ok = (gate.large == inf.large) & (~gate.large | (gate.ppn[:LARGE_PAGE_BITS] == 0))
+        size_ok = (gate.large == large) & (~gate.large | (gate.ppn[:LARGE_PAGE_BITS] == 0))
         perm = Mux(inf.write, gate.write, gate.read)
-        ok = ~fin_err & gate.valid & vpid_ok & size_ok & perm
+        ok = ~fin_err & ~entry & gate.valid & vpid_ok & size_ok & perm
         cause = Signal(AtsCause)
         with m.If(fin_err):
             m.d.comb += cause.eq(AtsCause.MEMORY_ERROR)
+        with m.Elif(entry):
+            m.d.comb += cause.eq(AtsCause.GAT_NOT_CONFIGURED)       # a first-level entry not configured
         with m.Elif(~gate.valid):
             m.d.comb += cause.eq(AtsCause.INVALID_GATE)
         with m.Elif(~vpid_ok):
@@ -139,17 +152,17 @@ class AtuGateCheck(wiring.Component):
         with m.Elif(~perm):
             m.d.comb += cause.eq(AtsCause.PERMISSION)
         # a look-ahead GATE's page: la_k pages on in the GATE's line (never more than the read asked for)
-        line = Mux(inf.large, gi[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3], gi[:3])
+        line = Mux(large, gi[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3], gi[:3])
         la_line = (line + la_k)[:3]
         la_page = Signal(f.page)
         m.d.comb += la_page.eq(inf.nla)
-        with m.If(inf.large):
+        with m.If(large):
             m.d.comb += la_page.gate_index[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3].eq(la_line)
         with m.Else():
             m.d.comb += la_page.gate_index[:3].eq(la_line)
-        la_ok = la_now & (la_k <= inf.more)
+        la_ok = la_now & (la_k <= more)
         # a flush starting in this cycle flips the epoch, so it cancels the fill as well
-        fill_now = ((fin_ok & ~fin_err) | la_ok) & gate.valid & vpid_ok & size_ok & (inf.epoch == self.epoch) \
+        fill_now = ((fin_ok & ~fin_err & ~entry) | la_ok) & gate.valid & vpid_ok & size_ok & (inf.epoch == self.epoch) \
             & ~self.flush_start
 
         # stage g: the check's result, registered
@@ -157,9 +170,9 @@ class AtuGateCheck(wiring.Component):
         g = Signal(f.gate_result)
         g_fill = Signal()
         g_new = Signal(f.fill)
-        low = Mux(inf.large, gi[:LARGE_PAGE_BITS], 0)
+        low = Mux(large, gi[:LARGE_PAGE_BITS], 0)
         m.d.sync += [g_valid.eq(fin_ok), g.slot.eq(slot), g.ok.eq(ok), g.cause.eq(cause), g.ppn.eq(gate.ppn | low),
-                     g_fill.eq(fill_now), g_new.nla.eq(Mux(la_now, la_page, inf.nla)), g_new.large.eq(inf.large),
+                     g_fill.eq(fill_now), g_new.nla.eq(Mux(la_now, la_page, inf.nla)), g_new.large.eq(large),
                      g_new.pref.eq(la_now), g_new.read.eq(gate.read), g_new.write.eq(gate.write),
                      g_new.vpid.eq(inf.vpid), g_new.ppn.eq(gate.ppn)]
         res = self.results.payload
@@ -171,10 +184,47 @@ class AtuGateCheck(wiring.Component):
 
         if platform == "formal":
             self._invariants(m, fin_ok=fin_ok, la_ok=la_ok, slot=slot, g_valid=g_valid, g=g, g_fill=g_fill,
-                             g_new=g_new, gate=gate, inf=inf)
+                             g_new=g_new, gate=gate, inf=inf, large=large)
         return m
 
-    def _invariants(self, m, *, fin_ok, la_ok, slot, g_valid, g, g_fill, g_new, gate, inf):
+    def _first_level(self, m, inf, r_tag, data_beat, fin_ok, *, slot_of):
+        """The first-level entry of a slot whose GAT was not cached (``inf.gmiss``): returns "this data
+        beat is such an entry" (given ``data_beat``: a data beat for a waiting slot), "it is configured"
+        (then it fills the GAT cache if no flush started since the read, and the slot's GATE read leaves
+        on ``reads2`` one cycle later; the slot keeps waiting), and the page size and look-ahead length
+        of the slot's GATE (the entry's for such a slot, else the slot information's)."""
+        f = self._f
+        beat = self.beats.payload
+        if not f.l1:
+            m.d.comb += [self.reads2.valid.eq(0), self.gfill.valid.eq(0)]
+            return Const(0), Const(0), inf.large, inf.more
+        R = f.slots
+        slot = r_tag[:f.slot_bits]
+        phase2 = Signal(R)                  # the slot's entry arrived: the next response is its GATE
+        large2 = Signal(R)                  # that entry's page size
+        ge = data.View(GatBase, beat.word.data[:GatBase.as_shape().size])
+        gi = inf.nla.gate_index
+        entry = data_beat & inf.gmiss & ~phase2.bit_select(slot, 1)
+        configured = (ge.addr != 0) & (ge.large | (ge.addr[:SMALL_GAT_ALIGN_BITS] == 0))
+        entry_ok = entry & configured
+        with m.If(entry_ok):
+            m.d.sync += [phase2.bit_select(slot, 1).eq(1), large2.bit_select(slot, 1).eq(ge.large)]
+        with m.Elif(fin_ok):
+            m.d.sync += phase2.bit_select(slot_of[:f.slot_bits], 1).eq(0)
+        rd = self.reads2.payload
+        gf = self.gfill.payload
+        m.d.sync += [
+            self.reads2.valid.eq(entry_ok), rd.slot.eq(slot), rd.more.eq(lookahead_more(inf.next, ge.large, gi,
+                                                                                        self._lookahead)),
+            rd.addr.eq(Mux(ge.large, Cat(gi[LARGE_PAGE_BITS:], ge.addr), Cat(gi, ge.addr[SMALL_GAT_ALIGN_BITS:]))),
+            self.gfill.valid.eq(entry_ok & (inf.epoch == self.epoch) & ~self.flush_start),
+            gf.gat.eq(inf.nla.gat_index), gf.large.eq(ge.large), gf.addr.eq(ge.addr),
+        ]
+        large = Mux(inf.gmiss, large2.bit_select(slot, 1), inf.large)
+        more = Mux(inf.gmiss, lookahead_more(inf.next, large, gi, self._lookahead), inf.more)
+        return entry, entry_ok, large, more
+
+    def _invariants(self, m, *, fin_ok, la_ok, slot, g_valid, g, g_fill, g_new, gate, inf, large):
         f = self._f
         # results follow arrivals by one cycle; an OK result and a fill only for a valid GATE of the
         # slot's own VPID (OK also needs the permission; a fill does not: the other access kind may hit)
@@ -186,7 +236,7 @@ class AtuGateCheck(wiring.Component):
         last_large = Signal()
         last_la = Signal()
         m.d.sync += [last_ok.eq(fin_ok), last_slot.eq(slot), last_gate.eq(gate), last_vpid.eq(inf.vpid),
-                     last_write.eq(inf.write), last_large.eq(inf.large), last_la.eq(la_ok)]
+                     last_write.eq(inf.write), last_large.eq(large), last_la.eq(la_ok)]
         m.d.comb += [
             Assert(g_valid == last_ok),
             Assert(~g_valid | (g.slot == last_slot)),

@@ -7,8 +7,9 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import PPN_BITS, AtsCause
 
-from .formats import LINE_GATES, OfferSignature
-from .layout import LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, GatBase
+from .formats import OfferSignature, lookahead_more
+from .gatcache import GatCacheReadSignature
+from .layout import LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, GatBase, GatTable
 from .tlb import TlbReadSignature, touch_layout
 from .util import stream_rules
 
@@ -58,9 +59,16 @@ class AtuLookup(wiring.Component):
         The 4 KB-page and the large-page TLB's read ports.
     touch, ltouch : Out(stream.Signature(touch_layout, always_ready=True))
         Clear the ``pref`` bit of the hit entry.
-    gat_addr : Out(gat_bits)
+    gat_addr : Out(log2(gat_entries))
     gat_data : In(GatBase)
         The GAT base-address table's synchronous read port (data one cycle after the address).
+    gcache : Out(GatCacheReadSignature)
+        With the first-level table (``gat_cache_entries`` > 0): the GAT cache's read port.
+    table : In(GatTable)
+        With the first-level table: ``atu.gat_table`` (``enable``: GAT base entries come from the first-
+        level table in host memory at ``base``, through the GAT cache, and every GAT index is valid).
+    gat_miss : Out(1)
+        A request whose GAT entry is not cached leaves s2 (its read is the first-level entry's).
     results : Out(stream.Signature(formats.lookup))
         The classified request (s2); obeys the stream rules.
     hit, miss : Out(1)
@@ -81,8 +89,10 @@ class AtuLookup(wiring.Component):
             "ltlb": Out(TlbReadSignature(formats, formats.large)),
             "touch": Out(stream.Signature(touch_layout(formats, formats.small), always_ready=True)),
             "ltouch": Out(stream.Signature(touch_layout(formats, formats.large), always_ready=True)),
-            "gat_addr": Out(formats.gat_bits),
+            "gat_addr": Out(formats.chip_bits),
             "gat_data": In(GatBase),
+            **({"gcache": Out(GatCacheReadSignature(formats)), "table": In(GatTable)} if formats.l1 else {}),
+            "gat_miss": Out(1),
             "results": Out(stream.Signature(formats.lookup)),
             "hit": Out(1),
             "miss": Out(1),
@@ -122,12 +132,18 @@ class AtuLookup(wiring.Component):
             m.d.sync += [match.eq(Cat(*pieces)), s2_way.eq(way), full.eq(way_hit)]
         return match.all(), ways[0] if g.ways == 1 else ent, s2_way, full
 
-    def _more(self, s2, large):
-        """GATEs a miss's read fetches after its own: up to ``lookahead`` for a request with ``next``,
-        within the GATE's 64-byte line."""
-        line = Mux(large, s2.nla.gate_index[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3], s2.nla.gate_index[:3])
-        rest = (LINE_GATES - 1) - line
-        return Mux(s2.next, Mux(rest > self._lookahead, self._lookahead, rest), 0)
+    def _gat_entry(self, m, load, nreq, s1):
+        """The GAT base entry s1 uses (the on-chip table's, or with the first-level table on the GAT
+        cache's), whether the request is in range, and whether its first-level entry is not cached."""
+        f = self._f
+        gd = self.gat_data
+        if not f.l1:
+            return gd, ~s1.bad, Const(0)
+        gc, on = self.gcache, self.table.enable
+        m.d.comb += [gc.en.eq(load), gc.gat.eq(nreq.nla.gat_index)]
+        entry = Signal(GatBase)
+        m.d.comb += [entry.large.eq(Mux(on, gc.large, gd.large)), entry.addr.eq(Mux(on, gc.addr, gd.addr))]
+        return entry, ~s1.bad & (~s1.far | on), on & ~gc.hit
 
     def elaborate(self, platform):
         m = Module()
@@ -148,7 +164,7 @@ class AtuLookup(wiring.Component):
             self.lookups.eq(load),
             self.tlb.en.eq(load), self.tlb.page.eq(nreq.nla),
             self.ltlb.en.eq(load), self.ltlb.page.eq(nreq.nla),
-            self.gat_addr.eq(Mux(load, nreq.nla.gat_index, s1.nla.gat_index)),
+            self.gat_addr.eq(Mux(load, nreq.nla.gat_index, s1.nla.gat_index)[:f.chip_bits]),
         ]
         with m.If(load):
             m.d.sync += [s1.eq(nreq), s1_valid.eq(1), s1_epoch.eq(self.epoch)]
@@ -159,9 +175,11 @@ class AtuLookup(wiring.Component):
         l_hit, l_pick, _, l_full = self._compare(m, f.large, self.ltlb, s1, s1_adv, "large")
         s2_large = Signal()                 # the GAT maps 2 MB pages: the large-page TLB decides
         s2_lookup = Signal()                # in range and GAT configured: the TLBs decide
+        s2_range = Signal()                 # VPID and GAT index in range
+        s2_gmiss = Signal()                 # in range, the GAT's first-level entry is not cached
         s2_gat = Signal(len(self.gat_data.addr))
         s2_fu = Signal(range(len(self._fu_ports) + 1))
-        gd = self.gat_data
+        gd, in_range, gmiss = self._gat_entry(m, load, nreq, s1)
         # the entry's answer, chosen by the GAT's page size already in s1 (the RAM outputs only pass a
         # multiplexer), so s2's path from the compare to the answer has no page-size choice; a hit entry
         # is {valid, the request's VPID and tag, these}, so nothing else of it is kept
@@ -175,7 +193,9 @@ class AtuLookup(wiring.Component):
                 ent.write.eq(pick.write), ent.pref.eq(pick.pref),
                 ent.ppn.eq(pick.ppn | Mux(gd.large, s1.nla.gate_index[:LARGE_PAGE_BITS], 0)),
                 s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_large.eq(gd.large),
-                s2_lookup.eq(~s1.bad & (gd.addr != 0) & (gd.large | (gd.addr[:SMALL_GAT_ALIGN_BITS] == 0))),
+                s2_range.eq(in_range), s2_gmiss.eq(in_range & gmiss),
+                s2_lookup.eq(in_range & ~gmiss & (gd.addr != 0)
+                             & (gd.large | (gd.addr[:SMALL_GAT_ALIGN_BITS] == 0))),
                 s2_gat.eq(gd.addr), s2_fu.eq(self._fu_index(s1.src)),
             ]
         with m.Elif(s2_go):
@@ -187,9 +207,9 @@ class AtuLookup(wiring.Component):
         perm = ent.perm
         ok = is_hit & perm
         cause = Signal(AtsCause)
-        with m.If(s2.bad):
+        with m.If(~s2_range):
             m.d.comb += cause.eq(AtsCause.NLA_RANGE)
-        with m.Elif(~s2_lookup):
+        with m.Elif(~s2_lookup & ~s2_gmiss):
             m.d.comb += cause.eq(AtsCause.GAT_NOT_CONFIGURED)
         with m.Elif(~perm):
             m.d.comb += cause.eq(AtsCause.PERMISSION)
@@ -197,15 +217,18 @@ class AtuLookup(wiring.Component):
         gi = s2.nla.gate_index
         m.d.comb += [
             self.results.valid.eq(s2_valid),
-            r.miss.eq(is_miss), r.ok.eq(ok), r.cause.eq(cause), r.ppn.eq(Mux(ok, ent.ppn, 0)),
+            r.miss.eq(is_miss | s2_gmiss), r.ok.eq(ok), r.cause.eq(cause), r.ppn.eq(Mux(ok, ent.ppn, 0)),
             r.dst.eq(s2.src), r.tag.eq(s2.tag), r.fu.eq(s2_fu), r.epoch.eq(s2_epoch),
             r.vpid.eq(s2.vpid), r.write.eq(s2.write), r.nla.eq(s2.nla), r.large.eq(s2_large),
-            # the GATE's word address: {GAT base, GATE index}, the index of a large-page GAT is page >> 9
-            r.addr.eq(Mux(s2_large, Cat(gi[LARGE_PAGE_BITS:], s2_gat),
-                          Cat(gi, s2_gat[SMALL_GAT_ALIGN_BITS:]))),
-            r.more.eq(self._more(s2, s2_large)),
+            r.next.eq(s2.next), r.gmiss.eq(s2_gmiss),
+            # the GATE's word address: {GAT base, GATE index}, the index of a large-page GAT is page >> 9;
+            # or the first-level entry's: {table base, GAT index}
+            r.addr.eq(Mux(s2_gmiss, Cat(s2.nla.gat_index, self.table.base) if f.l1 else 0,
+                          Mux(s2_large, Cat(gi[LARGE_PAGE_BITS:], s2_gat), Cat(gi, s2_gat[SMALL_GAT_ALIGN_BITS:])))),
+            r.more.eq(Mux(s2_gmiss, 0, lookahead_more(s2.next, s2_large, gi, self._lookahead))),
             self.hit.eq(s2_go & is_hit),
-            self.miss.eq(s2_go & is_miss),
+            self.miss.eq(s2_go & (is_miss | s2_gmiss)),
+            self.gat_miss.eq(s2_go & s2_gmiss),
         ]
         # the first hit on a look-ahead entry clears its pref bit, unless a flush started since the read
         touch = s2_go & is_hit & ent.pref & (s2_epoch == self.epoch) & ~self.hold

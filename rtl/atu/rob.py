@@ -134,7 +134,8 @@ class AtuReorderBuffer(wiring.Component):
             imm_w.data.epoch.eq(s.epoch),
             info_w.addr.eq(tail), info_w.en.eq(go),
             info_w.data.vpid.eq(s.vpid), info_w.data.write.eq(s.write), info_w.data.nla.eq(s.nla),
-            info_w.data.large.eq(s.large), info_w.data.more.eq(s.more), info_w.data.epoch.eq(s.epoch),
+            info_w.data.large.eq(s.large), info_w.data.more.eq(s.more), info_w.data.next.eq(s.next),
+            info_w.data.gmiss.eq(s.gmiss), info_w.data.epoch.eq(s.epoch),
             # a miss never bypasses, so alloc & miss = go & miss
             reads.w_en.eq(go), reads.push.eq(go & s.miss),
             reads.w_data.slot.eq(tail), reads.w_data.addr.eq(s.addr), reads.w_data.more.eq(s.more),

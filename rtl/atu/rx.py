@@ -9,6 +9,7 @@ from rtl.common.ats import NLA_PAGE_BITS, AtsCmd
 from rtl.common.htax import HtaxBeat, HtaxCmd, HtaxLinkSignature, HtaxStatus, HtaxVC
 from rtl.common.htax_rules import sink_rules
 
+from .layout import GATE_INDEX_BITS
 from .util import stream_rules
 
 __all__ = ["AtuRxDecoder"]
@@ -81,12 +82,14 @@ class AtuRxDecoder(wiring.Component):
         bad = tr.vpid[f.vpid_bits:] != 0
         if f.nla_bits < NLA_PAGE_BITS:
             bad = bad | (tr.nla_page[f.nla_bits:] != 0)
+        # with the first-level table in host memory every GAT index is valid, those beyond the on-chip
+        # table only while it is on (the lookup decides)
+        far = tr.nla_page[GATE_INDEX_BITS + f.chip_bits:f.nla_bits] != 0 if f.chip_bits < f.gat_bits else 0
         req = self.requests.payload
         m.d.comb += [
             self.requests.valid.eq(on_ats & single & (msg.cmd == AtsCmd.TRANSLATION_REQUEST)),
             req.vpid.eq(tr.vpid), req.nla.eq(tr.nla_page), req.write.eq(tr.write), req.next.eq(tr.next),
-            req.src.eq(hdr.src),
-            req.tag.eq(hdr.tag), req.bad.eq(bad),
+            req.src.eq(hdr.src), req.tag.eq(hdr.tag), req.bad.eq(bad), req.far.eq(far),
         ]
         treq = self.requests.valid & self.requests.ready
         fresp = on_ats & self.requests.ready & single & (msg.cmd == AtsCmd.FLUSH_RESPONSE)

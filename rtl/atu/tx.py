@@ -2,7 +2,7 @@
 fig. 5-12 "ATS out" and the GATE reads of fig. 5-9)."""
 
 from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import AtsCmd
@@ -18,7 +18,8 @@ class AtuTxArbiter(wiring.Component):
     """Output register and arbiter of the ATU's transmit link.
 
     Every beat leaves from one register, which loads whenever it is free (empty or its beat moves), by
-    fixed priority: flush request > GATE read > translation response.  The source is chosen among
+    fixed priority: flush request > GATE read after a first-level entry > GATE (or first-level entry)
+    read > translation response.  The source is chosen among
     flags that are registers (or register inputs); only ``valid`` waits for the late bypass decision
     (the register's data is the response candidate when nothing else is chosen, and nobody looks at
     it while ``valid`` is low), so the late decision drives one flop instead of the whole beat.  Flush
@@ -38,6 +39,8 @@ class AtuTxArbiter(wiring.Component):
     -------
     flush_requests : In(stream.Signature(formats.flush_request))
     reads : In(stream.Signature(formats.read))
+    reads2 : In(stream.Signature(formats.read))
+        GATE reads after a first-level entry arrived (before ``reads``).
     responses : In(OfferSignature(formats.response))
     tx : Out(HtaxLinkSignature)
         Obeys the HTAX link rules.
@@ -54,6 +57,7 @@ class AtuTxArbiter(wiring.Component):
         super().__init__({
             "flush_requests": In(stream.Signature(formats.flush_request)),
             "reads": In(stream.Signature(formats.read)),
+            "reads2": In(stream.Signature(formats.read)),
             "responses": In(OfferSignature(formats.response)),
             "tx": Out(HtaxLinkSignature()),
             "answered": Out(stream.Signature(1, always_ready=True)),
@@ -71,12 +75,14 @@ class AtuTxArbiter(wiring.Component):
         moves = out_valid & Mux(out_np, tx.ready[HtaxVC.NONPOSTED.value], tx.ready[HtaxVC.ATS.value])
         free = ~out_valid | moves
         fl_send = self.flush_requests.valid
-        rd_send = self.reads.valid
+        rd2_send = self.reads2.valid
+        rd_send = rd2_send | self.reads.valid
         rsp = self.responses
         m.d.comb += [
             tx.valid.eq(out_valid), tx.payload.eq(out),
             self.flush_requests.ready.eq(free),
-            self.reads.ready.eq(free & ~fl_send),
+            self.reads2.ready.eq(free & ~fl_send),
+            self.reads.ready.eq(free & ~fl_send & ~rd2_send),
             rsp.ready.eq(free & ~fl_send & ~rd_send),
             self.answered.valid.eq(moves & out_rsp), self.answered.payload.eq(out_epoch),
         ]
@@ -97,7 +103,8 @@ class AtuTxArbiter(wiring.Component):
                 m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(fl.vpid), fr.nla_page.eq(fl.nla),
                              fr.flush_id.eq(fl.flush_id)]
             with m.Elif(rd_send):
-                rd = self.reads.payload
+                rd = data.View(self._f.read, Mux(rd2_send, self.reads2.payload.as_value(),
+                                                 self.reads.payload.as_value()))
                 m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self._htax_port),
                              h.dst.eq(self._host_port), h.tag.eq(rd.slot),
                              h.body.mem.addr.eq(Cat(Const(0, 3), rd.addr)),

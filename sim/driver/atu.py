@@ -3,7 +3,12 @@
 :class:`AtuDriver` keeps one node's global address tables (GATs) in host memory, as the kernel does.  A
 GAT maps 4 KiB pages or, with ``large`` in its base register (:class:`rtl.atu.layout.GatBase`), 2 MiB
 pages; the two kinds take separate GAT indices: 4 KiB-page GATs from 0 up, large-page GATs from
-``gat_entries - 1`` down, and a registration that would make them meet is a ``MemoryError``.
+the last GAT index down, and a registration that would make them meet is a ``MemoryError``.  The GAT
+base entries go into the on-chip table (``atu.gat_base[]``, ``gat_entries`` GATs) or, with
+``first_level`` (default: the configuration's ATU has a GAT cache, ``[atu] gat_cache_entries``), into
+the first-level table in host memory (2^14 GATs; the table, 128 KiB, is allocated and ``atu.gat_table``
+enabled with the first GAT; a new entry needs no flush: the ATU never caches an entry that is not
+configured).
 
 * **register** ``(vpid, size)``: allocate the pages, owned by ``owner``, take NLA space, write one GATE
   per page ({valid, read, write, large, vpid, ppn}, :class:`rtl.atu.layout.Gate`) into the GAT that
@@ -37,7 +42,14 @@ writes, so they have landed when it returns.
 
 from dataclasses import dataclass
 
-from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS, GatBase
+from rtl.atu.layout import (
+    GAT_BASE_SHIFT,
+    GAT_TABLE_SHIFT,
+    GATE_INDEX_BITS,
+    LARGE_PAGE_BITS,
+    MAX_GAT_INDEX_BITS,
+    GatBase,
+)
 from sim.atu_model import gate_word
 from sim.layout import pack
 from sim.regs_model import RegModel
@@ -73,10 +85,13 @@ class Region:
 class AtuDriver:
     """One node's ATU as the kernel sees it: ``host`` (:class:`sim.host.HostModel`) and ``cfg``."""
 
-    def __init__(self, host, cfg, *, regs=None, first_page=1):
+    def __init__(self, host, cfg, *, regs=None, first_page=1, first_level=None):
         self.host, self.cfg = host, cfg
         self.regs = regs or RegModel.from_config(cfg)
-        self.gat_entries = cfg["atu"]["gat_entries"]
+        # the first-level table in host memory (the ATU has a GAT cache): 2^14 GATs
+        self.first_level = cfg["atu"]["gat_cache_entries"] > 0 if first_level is None else first_level
+        self.gat_entries = 1 << MAX_GAT_INDEX_BITS if self.first_level else cfg["atu"]["gat_entries"]
+        self.table = None               # the first-level table's base, once allocated
         self.gat_gates = host.memory.gat_gates   # GATEs at the start of every GAT that memory holds
         self.gats = {}                  # GAT index -> base address (both kinds)
         self.large_gats = set()         # indices of the large-page GATs
@@ -94,10 +109,20 @@ class AtuDriver:
                 self.large_gats.add(index)
             else:
                 base = self.host.memory.alloc(8 * self.gat_gates, huge=True)
-            await self.host.write64(self.regs.addr(f"atu.gat_base[{index}]"),
-                                    pack(GatBase, {"addr": base >> GAT_BASE_SHIFT, "large": int(large)}))
+            entry = pack(GatBase, {"addr": base >> GAT_BASE_SHIFT, "large": int(large)})
+            if self.first_level:
+                await self.host.mem_write64(await self._table() + 8 * index, entry)
+            else:
+                await self.host.write64(self.regs.addr(f"atu.gat_base[{index}]"), entry)
             self.gats[index] = base
         return self.gats[index]
+
+    async def _table(self):
+        """The first-level table (allocated, zeroed and enabled the first time): 2^14 entries."""
+        if self.table is None:
+            self.table = self.host.memory.alloc(8 << MAX_GAT_INDEX_BITS, align=1 << GAT_TABLE_SHIFT)
+            await self.host.write64(self.regs.addr("atu.gat_table"), self.table | 1)
+        return self.table
 
     def _check_small(self, first, end):
         """``MemoryError`` unless 4 KiB NLA pages ``first .. end - 1`` can be handed out."""

@@ -378,12 +378,13 @@ async def bad_input(dut):
     check_clean(host, units)
 
 
-async def flush(host, nla, *, tlb=1, ats=1, vpid=0, extra=None):
+async def flush(host, nla, *, tlb=1, ats=1, vpid=0, extra=None, gat=0):
     """Write the flush register (fig. 5-11; with ``extra``, ``atu.flush_range`` first: a range of
-    ``extra + 1`` pages) and poll ``done``; return the cycle it was seen set."""
+    ``extra + 1`` pages; ``gat``: invalidate the GAT cache entry of ``nla``'s GAT) and poll ``done``;
+    return the cycle it was seen set."""
     if extra is not None:
         await host.write64(REGS.addr("atu.flush_range"), extra)
-    await host.write64(FLUSH, nla | (tlb << 32) | (ats << 33) | (vpid << 34) | (1 << 62))
+    await host.write64(FLUSH, nla | (tlb << 32) | (ats << 33) | (vpid << 34) | (gat << 50) | (1 << 62))
     for _ in range(2000):
         v = await host.read64(FLUSH)
         if v >> 63:
@@ -496,4 +497,52 @@ async def registration_sequence(dut):
     irqs = await host.wait_interrupt()
     assert len(irqs) == 1 and irqs[0][0] == CFG["system"]["msi_address"], irqs
     assert await host.read64(IRQ_STATUS) & 1
+    check_clean(host, units)
+
+
+@cocotb.test()
+async def first_level_table(dut):
+    """The first-level table in host memory (``atu.gat_table``) through the GAT cache: GATs far beyond
+    the on-chip table (a 4 KB-page and a large-page GAT, the last index), an entry not configured; then
+    a GAT's entry re-pointed to another GAT and flushed (``gat`` + a range over the GAT's pages): later
+    requests see the new GATEs.  Leaves the first-level table off."""
+    host, rng, model = await setup(dut)
+    table = host.memory.alloc(HUGE, huge=True)                  # 128 KB aligned (2 MB here)
+    gats = {600: 0, 9000: 1, (1 << 14) - 1: 0}                  # GAT index -> large
+    pages = []
+    for g, big in gats.items():
+        base = host.memory.alloc(4096) if big else host.memory.alloc(HUGE, huge=True)
+        host.memory.write64(table + 8 * g, base | big)
+        for i in range(6):
+            ppn = rng.getrandbits(31) << LARGE_PAGE_BITS if big else rng.getrandbits(40)
+            host.memory.write64(base + 8 * i, gate_word(ppn=ppn, vpid=4, large=big))
+            pages.append((g << GATE_INDEX_BITS) | (i << (LARGE_PAGE_BITS * big)) | (rng.getrandbits(9) if big else 0))
+    pages.append((700 << GATE_INDEX_BITS) | 3)                   # first-level entry 0: not configured
+    await host.write64(REGS.addr("atu.gat_table"), table | 1)
+    assert await host.read64(REGS.addr("atu.gat_table")) == table | 1     # the posted write has landed
+    model.gat_table = table | 1
+    units = fus(dut, host, rng)
+    order = [(4, p, w) for p in pages for w in (0, 1)] * 2 + [(5, p, 0) for p in pages]
+    for i, (v, p, w) in enumerate(order):
+        units[i % len(units)].request(v, p, w, next=rng.getrandbits(1))
+    await drain(host, units)
+    compare(units, lambda info, _: model.translate(*info), "first level")
+    assert sum(r[1].ok for u in units for r in u.results) >= len(pages)
+    gat_misses = await host.read64(REGS.addr("atu.gat_counters")) & 0xFFFF_FFFF
+    assert 0 < gat_misses < len(order), gat_misses
+    # re-point GAT 600 to a new GAT, then flush its cache entry and its pages' TLB sets
+    new = host.memory.alloc(HUGE, huge=True)
+    for i in range(6):
+        host.memory.write64(new + 8 * i, gate_word(ppn=0x55_0000 + i, vpid=4))
+    host.memory.write64(table + 8 * 600, new)
+    await flush(host, 600 << GATE_INDEX_BITS, vpid=4, extra=(1 << GATE_INDEX_BITS) - 1, gat=1)
+    n0 = sum(len(u.results) for u in units)
+    for i in range(6):
+        units[0].request(4, (600 << GATE_INDEX_BITS) | i, 0)
+    await drain(host, units)
+    assert [r[1].ppn for r in units[0].results[-6:]] == [0x55_0000 + i for i in range(6)]
+    assert sum(len(u.results) for u in units) == n0 + 6
+    await host.write64(REGS.addr("atu.gat_table"), 0)
+    await host.write64(REGS.addr("atu.flush_range"), 0)
+    model.gat_table = 0
     check_clean(host, units)

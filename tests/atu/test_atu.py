@@ -74,10 +74,10 @@ def test_switch_choice():
     ("random_translations", {"jitter": 0, "requests": 300, "gap_p": 0.3}),
     ("flush_storm", {"jitter": 20, "flushes": 10, "late": 80}),
     ("vpid_isolation", {}),
-    # two testcases in one simulation: one elaboration (15 s) instead of two.  cocotb runs them in
+    # three testcases in one simulation: one elaboration (15 s) instead of three.  cocotb runs them in
     # the module's order; bad_input, first, expects GATs that are not configured (the GAT base
     # table is block RAM, which the reset leaves as it is), so vpid_isolation runs alone
-    (["bad_input", "registration_sequence"], {}),
+    (["bad_input", "registration_sequence", "first_level_table"], {}),
 ])
 def test_atu_cocotb(testcase, params):
     run_cocotb(_system(), name="atu_system", test_module="tests.atu.tb_atu", testcase=testcase, params=params)
@@ -132,11 +132,12 @@ def _unit_requests(rng, atu, pages, n, vpids=32, model=None):
         port, vpid, write = rng.choice(atu.fu_ports), rng.randrange(vpids + 2), rng.getrandbits(1)
         if r < 0.15:
             first = rng.choice(pages)
-            gate = model.read64(model.gate_address(first)) if model and first >> 18 < 4 else None
+            big = (model.gat_entry(first >> 18) or 0) & 1 if model else first >> 18 == 3
+            gate = model.read64(model.gate_address(first)) if model and model.gat_entry(first >> 18) else None
             if gate is not None and rng.random() < 0.8:
                 vpid = gate_fields(gate)["vpid"]         # mostly the stream's owner
             k = rng.randrange(2, 9)
-            step = 1 << 9 if first >> 18 == 3 else 1        # GAT 3 of random_setup maps 2 MB pages
+            step = 1 << 9 if big else 1                     # a large-page GAT: the next 2 MB page
             out += [(port, vpid, first + j * step, write, int(j < k - 1)) for j in range(k)]
             continue
         page = rng.choice(hot) if r < 0.55 else rng.choice(pages) if r < 0.95 else (6 << 18) | 7
@@ -281,3 +282,41 @@ def test_unit_large_page_stream():
     assert res[3] == expected(model, reqs)[3]
     assert [t.ppn for t in res[3]] == [0x2_0000 + 0x30 + k for k in range(16)]
     assert (st["misses"], st["hits"]) == (1, 15)
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_unit_first_level_table(seed):
+    """The first-level table in host memory through a 4-entry GAT cache: GAT indices far beyond the
+    16-entry on-chip table (which stays empty), cache conflicts, a large-page GAT, entries not
+    configured, misaligned or unreadable, streams with look-ahead, reordered memory: every answer equals
+    the model's, and first-level misses happen (one more read each)."""
+    import random
+
+    from tests.atu.unit_harness import expected, first_level_setup, run_unit
+    rng = random.Random(seed)
+    memory, pages, model = first_level_setup(rng)
+    atu = Atu(gat_entries=16, gat_cache_entries=4)
+    reqs = _unit_requests(rng, atu, pages, 300, model=model)
+    res, st = run_unit(atu, {}, memory, reqs, latency=30, jitter=20, seed=seed, window=2, limit=40000,
+                       gat_table=model.gat_table)
+    assert res == expected(model, reqs)
+    causes = {t.cause for r in res.values() for t in r}
+    assert {AtsCause.NONE, AtsCause.GAT_NOT_CONFIGURED, AtsCause.MEMORY_ERROR} <= causes, causes
+    assert st["gat_misses"] > 0 and st["dma_reads"] > st["misses"] - st["gat_misses"]
+
+
+def test_unit_first_level_table_off():
+    """The same ATU with ``gat_table`` off: the on-chip table decides, GAT indices beyond it are
+    ``NLA_RANGE``."""
+    import random
+
+    from tests.atu.unit_harness import expected, first_level_setup, run_unit
+    rng = random.Random(5)
+    memory, pages, model = first_level_setup(rng)
+    model.gat_table = 0
+    atu = Atu(gat_entries=16, gat_cache_entries=4)
+    reqs = _unit_requests(rng, atu, pages, 60, model=model)
+    res, _ = run_unit(atu, {3: 0x200 << 21}, memory, reqs, latency=20, window=2)
+    model.gat_base[3] = 0x200 << 21
+    assert res == expected(model, reqs)
+    assert any(t.cause == AtsCause.NLA_RANGE for r in res.values() for t in r)

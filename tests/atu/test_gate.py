@@ -122,3 +122,52 @@ def test_lookahead_fills():
     log = _run([_response(0, gate_word(ppn=0x200, vpid=1, large=1), gate_word(ppn=0x400, vpid=1, large=1))],
                waiting=0b0001, more=1, large=1)
     assert [f[3:] for _, _, f in log if f is not None] == [(0x200, PAGE, 1, 0), (0x400, PAGE + 0x200, 1, 1)]
+
+
+def test_first_level_entry():
+    """With the first-level table: the first response to a slot whose GAT was not cached is its
+    first-level entry.  A configured one fills the GAT cache and sends the slot's GATE read (with its
+    look-ahead) one cycle later, and the slot keeps waiting; the GATE that follows is checked with the
+    entry's page size.  An entry that is 0 answers GAT_NOT_CONFIGURED."""
+    f = AtuFormats(gat_entries=4, tlb_entries=16, tlb_ways=1, reorder_entries=4, vpids=4, fus=1,
+                   gat_cache_entries=4)
+    dut = AtuGateCheck(formats=f, lookahead=7)
+    page = (700 << 18) | (3 << 9) | 0x15            # GAT 700, 2 MB page 3 of a large-page GAT
+    table_entry = (0x7_3000 << 12) | 1              # a large-page GAT at 0x7_3000_000
+    packets = [_response(1, table_entry), _response(1, gate_word(ppn=0x400, vpid=1, large=1)),
+               _response(2, 0)]
+    memory = HtaxSource(dut.beats)
+    for p in packets:
+        memory.send(p)
+    log = []
+
+    async def tb(ctx):
+        ctx.set(dut.waiting, 0b0110)
+        clock = Clock(memory)
+        for _ in range(10):
+            clock.drive(ctx)
+            ctx.set(dut.info.data, {"vpid": 1, "write": 0, "epoch": 0, "large": 0, "more": 0, "next": 1,
+                                    "gmiss": 1})
+            ctx.set(dut.info.data.nla.as_value(), page)
+            row = {}
+            if ctx.get(dut.arrived.valid):
+                row["arrived"] = ctx.get(dut.arrived.payload)
+            if ctx.get(dut.results.valid):
+                r = ctx.get(dut.results.payload)
+                row["result"] = (r.slot, r.ok, AtsCause(r.cause), r.ppn)
+            if ctx.get(dut.reads2.valid):
+                r = ctx.get(dut.reads2.payload)
+                row["read"] = (r.slot, r.addr, r.more)
+            if ctx.get(dut.gfill.valid):
+                g = ctx.get(dut.gfill.payload)
+                row["gfill"] = (g.gat, g.large, g.addr)
+            if row:
+                log.append(row)
+            await clock.tick(ctx)
+
+    run_sim(dut, tb)
+    # the entry: a cache fill and the GATE read (index 3 in the 4 KiB table, 4 more GATEs of its line)
+    assert log[0] == {"read": (1, (0x7_3000 << 9) | 3, 4), "gfill": (700, 1, 0x7_3000)}
+    assert log[1] == {"arrived": 1}
+    assert log[2] == {"result": (1, 1, AtsCause.NONE, 0x400 | 0x15)}
+    assert log[3] == {"arrived": 2} and log[4] == {"result": (2, 0, AtsCause.GAT_NOT_CONFIGURED, 0)}

@@ -85,3 +85,28 @@ def test_beat_held_under_backpressure():
         assert [r.packet.cmd for r in switch.packets] == [HtaxCmd.ATS, HtaxCmd.READ]
 
     run_sim(dut, tb)
+
+
+def test_reads_after_first_level_entries_go_first():
+    """A GATE read that follows a first-level entry (``reads2``) leaves before a waiting GATE read."""
+    dut = AtuTxArbiter(formats=F, htax_port=2, host_port=0)
+    switch = HtaxSink(dut.tx)
+
+    async def tb(ctx):
+        clock = Clock(switch)
+        ctx.set(dut.reads.valid, 1)
+        ctx.set(dut.reads.payload, {"slot": 1, "addr": 0x100, "more": 0})
+        ctx.set(dut.reads2.valid, 1)
+        ctx.set(dut.reads2.payload, {"slot": 2, "addr": 0x200, "more": 3})
+        for _ in range(4):
+            clock.drive(ctx)
+            for src in (dut.reads2, dut.reads):
+                if ctx.get(src.valid) and ctx.get(src.ready):
+                    await clock.tick(ctx)
+                    ctx.set(src.valid, 0)
+                    break
+            else:
+                await clock.tick(ctx)
+
+    run_sim(dut, tb)
+    assert [(r.packet.tag, r.packet.addr, r.packet.length) for r in switch.packets] == [(2, 0x1000, 4), (1, 0x800, 1)]

@@ -11,7 +11,7 @@ import heapq
 import random
 from collections import deque
 
-from rtl.atu.layout import GAT_BASE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS
+from rtl.atu.layout import GAT_BASE_SHIFT, GAT_TABLE_SHIFT, GATE_INDEX_BITS, LARGE_PAGE_BITS
 from rtl.common.ats import AtsCmd
 from rtl.common.htax import HtaxCmd, HtaxStatus, HtaxVC
 from sim.amsim import Clock, HtaxSink, HtaxSource, lane, run_sim
@@ -22,7 +22,7 @@ __all__ = ["run_unit"]
 
 
 def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, flush_delay=0, flushes=(),
-             window=None, limit=100000, min_cycles=0):
+             window=None, limit=100000, min_cycles=0, gat_table=0):
     """Run ``requests`` (list of (fu port, vpid, nla_page, write[, next])) through ``atu``.
 
     ``gat_base``: {GAT index: register value (physical base | large)}; ``memory``: {address: GATE word}
@@ -31,7 +31,8 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     ``flushes``: list of (cycle, nla_page, tlb, ats[, extra]) register strobes (``extra``: further pages
     of a range flush, ``atu.flush_range``).  ``flush_delay``: an int or
     {fu port: cycles}.  ``window``: at most this many translation requests outstanding per FU.
-    ``min_cycles``: run at least this many cycles (to see flushes complete).  An FU's packet starts
+    ``min_cycles``: run at least this many cycles (to see flushes complete).  ``gat_table``: the
+    ``atu.gat_table`` register (first-level table base | enable; the ATU needs a GAT cache).  An FU's packet starts
     only in a cycle in which ``rx.ready[ATS]`` is high (``ready`` depends on the ATU's state only), so
     memory responses are never held behind a refused ATS request: the HTAX with its hazard fixed.
     Returns ``(results, stats)``: results {fu port: [Translation in arrival order]}; stats dict with
@@ -47,7 +48,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                                        ats=translation_request(vpid=vpid, nla_page=page, write=write,
                                                                next=nxt[0] if nxt else 0)))
     results = {p: [] for p in atu.fu_ports}
-    stats = {"dma_reads": 0, "gates_read": 0, "hits": 0, "misses": 0, "la_filled": 0, "la_used": 0,
+    stats = {"dma_reads": 0, "gates_read": 0, "hits": 0, "misses": 0, "la_filled": 0, "la_used": 0, "gat_misses": 0,
              "max_outstanding": 0, "cycles": 0, "flush_done": [], "flush_requests": [],
              "ats_refused": 0, "ats_in": [], "rsp_out": []}
     sent = {p: 0 for p in atu.fu_ports}
@@ -122,13 +123,17 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                 ctx.set(atu.regs.atu.flush.tlb, tlb)
                 ctx.set(atu.regs.atu.flush.ats, ats)
             ctx.set(atu.regs.atu.flush.start, start)
+            if atu.gat_cache_entries:
+                ctx.set(atu.regs.atu.gat_table.enable, gat_table & 1)
+                ctx.set(atu.regs.atu.gat_table.base, gat_table >> GAT_TABLE_SHIFT)
             ctx.set(atu.regs.atu.gat_base.data.addr, gat_data >> GAT_BASE_SHIFT)
             ctx.set(atu.regs.atu.gat_base.data.large, gat_data & 1)
             stats["ats_refused"] += not lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS)
             r = atu.regs.atu
             for key, strobe in (("hits", r.tlb_counters.hits_incr), ("misses", r.tlb_counters.misses_incr),
                                 ("la_filled", r.lookahead_counters.filled_incr),
-                                ("la_used", r.lookahead_counters.used_incr)):
+                                ("la_used", r.lookahead_counters.used_incr),
+                                ("gat_misses", r.gat_counters.misses_incr)):
                 stats[key] += ctx.get(strobe)
             if ctx.get(atu.regs.atu.flush.done_set):
                 stats["flush_done"].append(clock.now)
@@ -197,3 +202,25 @@ def random_setup(rng, ngats=3, pages_per_gat=40, vpids=32):
     for g, b in gat_base.items():
         model.gat_base[g] = b
     return gat_base, memory, pages, model
+
+
+def first_level_setup(rng, *, table=0x40 << 20, gats=(3, 19, 700, 5000, 16383), pages_per_gat=24, vpids=32):
+    """The first-level table in memory at ``table``: 4 KB-page GATs at ``gats`` (the second one a
+    large-page GAT), one index whose entry is 0 (not configured), one whose 4 KB-page GAT is not 2 MB
+    aligned, and one whose entry is missing from ``memory`` (its read fails); returns (memory, pages,
+    model) with the model's ``gat_table`` set."""
+    memory, pages = {}, []
+    for k, g in enumerate(gats):
+        big = int(k == 1)
+        base = (0x200 + 0x10 * k) << 21
+        memory[table + 8 * g] = base | big
+        idx = _runs(rng, 1 << (GATE_INDEX_BITS - LARGE_PAGE_BITS * big), pages_per_gat)
+        _gates(rng, memory, base, idx, vpids, large=big)
+        pages += [(g << GATE_INDEX_BITS) | (i << (LARGE_PAGE_BITS * big)) | (rng.getrandbits(9) if big else 0)
+                  for i in idx]
+    memory[table + 8 * 21] = 0                              # not configured
+    memory[table + 8 * 22] = (0x300 << 21) | 0x7000         # a 4 KB-page GAT not 2 MB aligned
+    pages += [(21 << GATE_INDEX_BITS) | 5, (22 << GATE_INDEX_BITS) | 5, (23 << GATE_INDEX_BITS) | 5]
+    model = AtuModel(gat_entries=16, vpids=vpids, read64=lambda a: memory.get(a))
+    model.gat_table = table | 1
+    return memory, pages, model

@@ -8,6 +8,7 @@ deregistration.
 """
 
 import asyncio
+import copy
 
 import pytest
 
@@ -192,3 +193,20 @@ def test_small_pages_beyond_the_gats():
     run(atu.register(0, PAGE))
     with pytest.raises(MemoryError, match=r"^NLA page 0x400000 is beyond the 16 GATs$"):
         run(atu.register(0, PAGE))
+
+
+def test_first_level_table():
+    """With the first-level table (the configuration's ATU has a GAT cache) the GAT base entries go into
+    host memory: 4 KiB-page GATs from 0 up, large-page GATs from 2^14 - 1 down, all translating."""
+    cfg = copy.deepcopy(CFG)
+    cfg["atu"]["gat_cache_entries"] = 8
+    host = AtuModelHost(HostMemory(), cfg)
+    atu = AtuDriver(host, cfg)
+
+    async def scenario():
+        return [await atu.register(1, 3 * PAGE), await atu.register(2, 2 * LARGE_PAGE)]
+    small, large = run(scenario())
+    assert host.gat_writes == [] and host.atu.gat_table == atu.table | 1 and atu.table % (128 << 10) == 0
+    assert large.large and large.nla >> 30 == (1 << 14) - 1            # the last GAT
+    for r in (small, large):
+        check_region(host, r)
