@@ -139,10 +139,11 @@ class AtuGateCheck(wiring.Component):
         perm = Mux(inf.write, gate.write, gate.read)
         ok = ~fin_err & ~entry & gate.valid & vpid_ok & size_ok & perm
         cause = Signal(AtsCause)
-        with m.If(fin_err):
-            m.d.comb += cause.eq(AtsCause.MEMORY_ERROR)
-        with m.Elif(entry):
-            m.d.comb += cause.eq(AtsCause.GAT_NOT_CONFIGURED)       # a first-level entry not configured
+        # checks in order (a first-level entry that arrives answers only when it is not configured)
+        checks = [(fin_err, AtsCause.MEMORY_ERROR)] + ([(entry, AtsCause.GAT_NOT_CONFIGURED)] if f.l1 else [])
+        for k, (failed, why) in enumerate(checks):
+            with (m.If if k == 0 else m.Elif)(failed):
+                m.d.comb += cause.eq(why)
         with m.Elif(~gate.valid):
             m.d.comb += cause.eq(AtsCause.INVALID_GATE)
         with m.Elif(~vpid_ok):

@@ -113,10 +113,12 @@ class AtuLookup(wiring.Component):
         tag = g.key(s1.nla).tag
         way_hit = Signal(name=f"{name}_way_hit")
         ent = Signal(g.tlb_entry, name=f"{name}_ent")
-        way = Signal(range(g.ways), name=f"{name}_way")
+        way = Signal(range(g.ways), name=f"{name}_way") if g.ways > 1 else None
         for i, w in reversed(list(enumerate(ways))):
             with m.If(w.valid & (w.tag == tag) & (w.vpid == s1.vpid)):
-                m.d.comb += [way_hit.eq(1), ent.eq(w), way.eq(i)]
+                m.d.comb += [way_hit.eq(1), ent.eq(w)]
+                if way is not None:
+                    m.d.comb += way.eq(i)
         # one way: the entry goes into s2 as read, and the compare in 8-bit pieces registered apart (the
         # RAM's clock-to-out leaves little of the cycle); several ways: the matching way, the hit
         if g.ways == 1:
@@ -126,23 +128,29 @@ class AtuLookup(wiring.Component):
         else:
             pieces = [way_hit]
         match = Signal(len(pieces), name=f"{name}_match")
-        s2_way = Signal(range(g.ways), name=f"{name}_s2_way")
+        s2_way = Signal(range(g.ways), name=f"{name}_s2_way") if way is not None else None
         full = Signal(name=f"{name}_full")
         with m.If(s1_adv):
-            m.d.sync += [match.eq(Cat(*pieces)), s2_way.eq(way), full.eq(way_hit)]
+            m.d.sync += [match.eq(Cat(*pieces)), full.eq(way_hit)]
+            if way is not None:
+                m.d.sync += s2_way.eq(way)
         return match.all(), ways[0] if g.ways == 1 else ent, s2_way, full
 
     def _gat_entry(self, m, load, nreq, s1):
         """The GAT base entry s1 uses (the on-chip table's, or with the first-level table on the GAT
-        cache's), whether the request is in range, and whether its first-level entry is not cached."""
+        cache's; for an entry not cached, the table's base), whether the request is in range, and whether
+        its first-level entry is not cached."""
         f = self._f
         gd = self.gat_data
         if not f.l1:
             return gd, ~s1.bad, Const(0)
         gc, on = self.gcache, self.table.enable
         m.d.comb += [gc.en.eq(load), gc.gat.eq(nreq.nla.gat_index)]
+        # a first-level entry that is not cached: its address field carries the table's base into s2
+        # (registered with the request, so the result holds while it waits)
         entry = Signal(GatBase)
-        m.d.comb += [entry.large.eq(Mux(on, gc.large, gd.large)), entry.addr.eq(Mux(on, gc.addr, gd.addr))]
+        m.d.comb += [entry.large.eq(Mux(on, gc.large, gd.large)),
+                     entry.addr.eq(Mux(on, Mux(gc.hit, gc.addr, self.table.base), gd.addr))]
         return entry, ~s1.bad & (~s1.far | on), on & ~gc.hit
 
     def elaborate(self, platform):
@@ -223,7 +231,7 @@ class AtuLookup(wiring.Component):
             r.next.eq(s2.next), r.gmiss.eq(s2_gmiss),
             # the GATE's word address: {GAT base, GATE index}, the index of a large-page GAT is page >> 9;
             # or the first-level entry's: {table base, GAT index}
-            r.addr.eq(Mux(s2_gmiss, Cat(s2.nla.gat_index, self.table.base) if f.l1 else 0,
+            r.addr.eq(Mux(s2_gmiss, Cat(s2.nla.gat_index, s2_gat[:len(self.table.base)]) if f.l1 else 0,
                           Mux(s2_large, Cat(gi[LARGE_PAGE_BITS:], s2_gat), Cat(gi, s2_gat[SMALL_GAT_ALIGN_BITS:])))),
             r.more.eq(Mux(s2_gmiss, 0, lookahead_more(s2.next, s2_large, gi, self._lookahead))),
             self.hit.eq(s2_go & is_hit),
@@ -237,7 +245,8 @@ class AtuLookup(wiring.Component):
             m.d.comb += [port.valid.eq(touch & (s2_large == g.large)), port.payload.page.eq(s2.nla),
                          e.valid.eq(1), e.read.eq(ent.read), e.write.eq(ent.write), e.vpid.eq(s2.vpid),
                          e.tag.eq(g.key(s2.nla).tag), e.ppn.eq(ent.ppn[g.shift:] << g.shift)]
-        m.d.comb += self.touch.payload.way.eq(s_way)
+        if s_way is not None:
+            m.d.comb += self.touch.payload.way.eq(s_way)
 
         if platform == "formal":
             stream_rules(m, self.results, Assert, name="results")

@@ -35,8 +35,10 @@ class TlbReadSignature(wiring.Signature):
 
 
 def touch_layout(formats, geometry):
-    """A touch: rewrite way ``way`` of ``page``'s set with ``entry`` (the hit entry, ``pref`` clear)."""
-    return data.StructLayout({"page": formats.page, "way": range(geometry.ways), "entry": geometry.tlb_entry})
+    """A touch: rewrite way ``way`` (several ways only) of ``page``'s set with ``entry`` (the hit entry,
+    ``pref`` clear)."""
+    way = {"way": range(geometry.ways)} if geometry.ways > 1 else {}
+    return data.StructLayout({"page": formats.page, **way, "entry": geometry.tlb_entry})
 
 
 class AtuTlb(wiring.Component):
