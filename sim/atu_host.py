@@ -25,7 +25,7 @@ class AtuModelHost:
         self.regs = RegModel.from_config(cfg)
         self.words = {}
         self.atu = AtuModel(gat_entries=cfg["atu"]["gat_entries"], vpids=cfg["system"]["vpids"],
-                            read64=self._gate)
+                            read64=self._gate, first_level=cfg["atu"]["gat_cache_entries"] > 0)
         self.gat_writes, self.flushes, self.reads = [], [], []
         self.flush_pages = 1
         self.mem_writes = 0

@@ -88,19 +88,27 @@ class AtuModel:
     ----------
     gat_entries, vpids : int
     read64 : callable(addr) -> int or None
-        Reads a GATE from host memory; ``None`` for a memory error.
+        Reads a GATE (or a first-level entry) from host memory; ``None`` for a memory error.
+    first_level : bool
+        The ATU has a GAT cache (``gat_cache_entries`` > 0), so ``gat_table`` is honoured.
     """
 
-    def __init__(self, *, gat_entries, vpids, read64):
+    def __init__(self, *, gat_entries, vpids, read64, first_level=False):
         self.gat_entries = gat_entries
         self.vpids = vpids
         self.read64 = read64
+        self.first_level = first_level          # the ATU has a GAT cache (else gat_table is ignored)
         self.gat_base = [0] * gat_entries       # register value: base | large (bit 0); 0: not configured
         self.gat_table = 0                      # register value: first-level table base | enable (bit 0)
 
+    @property
+    def table_on(self):
+        """GAT base entries come from the first-level table in memory."""
+        return self.first_level and self.gat_table & 1
+
     def gat_entry(self, gat):
         """The GAT base entry of GAT ``gat`` (``None``: the first-level entry's read fails)."""
-        if self.gat_table & 1:
+        if self.table_on:
             return self.read64((self.gat_table >> GAT_TABLE_SHIFT << GAT_TABLE_SHIFT) + 8 * gat)
         return self.gat_base[gat] if gat < self.gat_entries else 0
 
@@ -118,7 +126,7 @@ class AtuModel:
     def translate(self, vpid, nla_page, write):
         """The expected :class:`Translation` of one request."""
         gat = nla_page >> GATE_INDEX_BITS
-        limit = 1 << MAX_GAT_INDEX_BITS if self.gat_table & 1 else self.gat_entries
+        limit = 1 << MAX_GAT_INDEX_BITS if self.table_on else self.gat_entries
         if vpid >= self.vpids or gat >= limit:
             return Translation(0, AtsCause.NLA_RANGE, 0)
         entry = self.gat_entry(gat)

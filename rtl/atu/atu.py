@@ -69,9 +69,9 @@ regs : Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries))
     flush also sets the interrupt status bit (an MSI-style write when ``irq.mask.atu_flush_done`` is set).
 """
 
-from amaranth.hdl import Module, Mux
+from amaranth.hdl import Assert, Module, Mux
 from amaranth.lib import wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import Out, connect, flipped
 
 from rtl.common.htax import HtaxPortSignature
@@ -154,13 +154,15 @@ class Atu(wiring.Component):
             "regs": Out(RegisterView(REGISTERS, GAT_ENTRIES=gat_entries)),
         })
 
-    def _first_level(self, m, lookup, gate, flush, tx):
+    def _first_level(self, m, platform, lookup, gate, flush, tx):
         """The first-level table in host memory: the GAT cache beside the lookup, filled by the GATE
         check and invalidated by flushes; the GATE reads that follow first-level entries queue for the
         output (at most one per slot, so the queue never refuses one)."""
         f = self.formats
         m.submodules.gcache = gcache = AtuGatCache(formats=f)
-        m.submodules.reads2 = reads2 = SyncFIFOBuffered(width=len(tx.reads2.payload.as_value()), depth=f.slots)
+        # at most one entry per slot (a slot's GATE read follows its first-level entry once), and a
+        # SyncFIFO of ``slots`` entries refuses a write only when it holds ``slots``: never
+        m.submodules.reads2 = reads2 = SyncFIFO(width=len(tx.reads2.payload.as_value()), depth=f.slots)
         connect(m, lookup.gcache, gcache.read)
         connect(m, gate.gfill, gcache.fill)
         connect(m, flush.ginvalidate, gcache.invalidate)
@@ -170,6 +172,8 @@ class Atu(wiring.Component):
             reads2.w_en.eq(gate.reads2.valid), reads2.w_data.eq(gate.reads2.payload),
             tx.reads2.valid.eq(reads2.r_rdy), tx.reads2.payload.eq(reads2.r_data), reads2.r_en.eq(tx.reads2.ready),
         ]
+        if platform == "formal":
+            m.d.comb += Assert(~reads2.w_en | reads2.w_rdy)
 
     def elaborate(self, platform):
         m = Module()
@@ -184,7 +188,7 @@ class Atu(wiring.Component):
         m.submodules.flush = flush = AtuFlush(formats=f, fu_ports=self.fu_ports)
         m.submodules.tx = tx = AtuTxArbiter(formats=f, htax_port=self.htax_port, host_port=self.host_port)
         if f.l1:
-            self._first_level(m, lookup, gate, flush, tx)
+            self._first_level(m, platform, lookup, gate, flush, tx)
         else:
             m.d.comb += tx.reads2.valid.eq(0)
 

@@ -6,7 +6,7 @@ block defines a layout another block uses.  The fixed formats (GATE, NLA, GAT ba
 :mod:`rtl.atu.layout`, the HTAX and ATS formats in :mod:`rtl.common`.
 """
 
-from amaranth.hdl import Mux
+from amaranth.hdl import Cat, Mux
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -14,13 +14,24 @@ from amaranth.utils import exact_log2
 from rtl.common.ats import FLUSH_ID_BITS, PPN_BITS, VPID_BITS, AtsCause
 from rtl.common.htax import PORT_BITS, TAG_BITS
 
-from .layout import GAT_BASE_BITS, GATE_INDEX_BITS, LARGE_PAGE_BITS, MAX_GAT_INDEX_BITS
+from .layout import GAT_BASE_BITS, GATE_INDEX_BITS, LARGE_PAGE_BITS, MAX_GAT_INDEX_BITS, SMALL_GAT_ALIGN_BITS
 
 __all__ = ["AtuFormats", "TlbGeometry", "OfferSignature", "AsyncReadSignature", "LINE_GATES",
-           "READ_ADDR_BITS", "lookahead_more"]
+           "READ_ADDR_BITS", "lookahead_more", "gat_configured", "gate_word_addr"]
 
 LINE_GATES = 8                      # GATEs in one 64-byte line: the most a GATE read returns
 READ_ADDR_BITS = 52 - 3             # a GATE's word address
+
+
+def gat_configured(entry):
+    """A :class:`GatBase` entry (view) describes a GAT: base not 0, and a 4 KB-page GAT 2 MB aligned."""
+    return (entry.addr != 0) & (entry.large | (entry.addr[:SMALL_GAT_ALIGN_BITS] == 0))
+
+
+def gate_word_addr(large, gate_index, base):
+    """The word address of the GATE of NLA page ``gate_index`` in the GAT at ``base`` (bits 51:12):
+    {base, index}, the index of a large-page GAT being ``gate_index >> 9``."""
+    return Mux(large, Cat(gate_index[LARGE_PAGE_BITS:], base), Cat(gate_index, base[SMALL_GAT_ALIGN_BITS:]))
 
 
 def lookahead_more(next, large, gate_index, lookahead):

@@ -1,14 +1,14 @@
 """The ATU's GATE check (dissertation ch. 5.4, fig. 5-12 "check", and ch. 5.3's rules for a GATE)."""
 
-from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import AtsCause
 from rtl.common.htax import TAG_BITS, HtaxBeat, HtaxCmd, HtaxStatus
 
-from .formats import LINE_GATES, AsyncReadSignature, lookahead_more
-from .layout import LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, GatBase, Gate
+from .formats import LINE_GATES, AsyncReadSignature, gat_configured, gate_word_addr, lookahead_more
+from .layout import LARGE_PAGE_BITS, GatBase, Gate
 
 __all__ = ["AtuGateCheck"]
 
@@ -22,17 +22,19 @@ class AtuGateCheck(wiring.Component):
     not wait is ignored (this includes a header that arrives in the cycle its slot is allocated: the
     slot's information was not written yet).  The slot's request information (``info``) is read with
     the header's tag and registered, so the check in the data beat's cycle starts from flops.  Checks in
-    order: error status or no data -> ``MEMORY_ERROR``; not valid -> ``INVALID_GATE``; VPID differs ->
-    ``VPID_MISMATCH``; access not permitted -> ``PERMISSION``; else OK with the GATE's page.  A failed
-    check never carries a page (``ppn`` 0).  A GATE's ``large`` flag must equal its GAT's and a large
-    page's PPN be 2 MB aligned, else ``PAGE_SIZE`` (checked after the VPID); the PPN of a large page's
-    answer is the GATE's PPN plus the 4 KB page's index inside the 2 MB page.
+    order: error status or no data -> ``MEMORY_ERROR``; a first-level entry that is not configured ->
+    ``GAT_NOT_CONFIGURED``; not valid -> ``INVALID_GATE``; VPID differs -> ``VPID_MISMATCH``; page size
+    differs from the GAT's or a large page not 2 MB aligned -> ``PAGE_SIZE``; access not permitted ->
+    ``PERMISSION``; else OK with the GATE's page (a large page: plus the 4 KB page's index inside the 2 MB
+    page).  A failed check never carries a page (``ppn`` 0).
 
     **Look-ahead.**  A read with look-ahead (``more`` > 0 in the slot's information) returns the
     slot's GATE first and then the next GATEs of its 64-byte line; each is checked like a GATE of the
-    slot's request (valid, VPID, page size) for the page it maps and, if it passes and no flush started
-    since the read, fills the TLB with ``pref`` set.  Look-ahead GATEs give no result, and no more are
-    taken than the read asked for.
+    slot's request (valid, VPID, page size) for the page it maps and, if it passes, the slot's epoch was
+    current at the response's header and no flush started since, fills the TLB with ``pref`` set (the
+    slot's translation may be answered, and a flush complete, before its last look-ahead word: the
+    epoch bit alone could have wrapped).  Look-ahead GATEs give no result, and no more are taken than the
+    read asked for (none after a first-level entry).
 
     The result is registered and leaves on ``results`` (and ``fill``) one cycle after ``arrived``.  A
     valid GATE of the request's VPID fills the TLB even if this access was refused (so the other access
@@ -110,7 +112,15 @@ class AtuGateCheck(wiring.Component):
         gi = inf.nla.gate_index
         entry, entry_ok, large, more = self._first_level(m, inf, r_tag, data_beat, fin_ok, slot_of=fin_tag)
         la_now = Signal()                   # this beat is look-ahead GATE la_k
+        # no flush started since the packet's header (when the slot's translation, not yet answered,
+        # still held its epoch): the look-ahead words after its answer may fill only then, so that a
+        # GATE read before a completed flush never fills, however many flushes the epoch bit has seen
+        la_live = Signal()
         is_hdr = moves & beat.first & (hdr.cmd == HtaxCmd.RESPONSE)
+        with m.If(moves & beat.first):
+            m.d.sync += la_live.eq((self.info.data.epoch == self.epoch) & ~self.flush_start)
+        with m.Elif(self.flush_start):
+            m.d.sync += la_live.eq(0)
         with m.If(moves):
             with m.If(beat.first):
                 m.d.sync += [r_in.eq(~beat.last), r_la.eq(0)]
@@ -121,7 +131,8 @@ class AtuGateCheck(wiring.Component):
                 with m.If(is_hdr & ~ok_data):
                     m.d.comb += [fin_err.eq(1), fin_tag.eq(hdr.tag), fin_ok.eq(self._waits(hdr.tag))]
             with m.Elif(r_in):
-                m.d.sync += [r_in.eq(~beat.last), r_want.eq(0), r_la.eq((r_want | r_la) & ~beat.last),
+                # a first-level entry's read asked for no look-ahead: words after it are not GATEs
+                m.d.sync += [r_in.eq(~beat.last), r_want.eq(0), r_la.eq(((r_want & ~entry) | r_la) & ~beat.last),
                              la_k.eq(Mux(r_want, 1, la_k + 1))]
                 with m.If(r_want):
                     # the slot waited when the header arrived, and only a response with its tag clears
@@ -161,10 +172,10 @@ class AtuGateCheck(wiring.Component):
             m.d.comb += la_page.gate_index[LARGE_PAGE_BITS:LARGE_PAGE_BITS + 3].eq(la_line)
         with m.Else():
             m.d.comb += la_page.gate_index[:3].eq(la_line)
-        la_ok = la_now & (la_k <= more)
+        la_ok = la_now & (la_k <= more) & la_live
         # a flush starting in this cycle flips the epoch, so it cancels the fill as well
-        fill_now = ((fin_ok & ~fin_err & ~entry) | la_ok) & gate.valid & vpid_ok & size_ok & (inf.epoch == self.epoch) \
-            & ~self.flush_start
+        fill_now = (((fin_ok & ~fin_err & ~entry) & (inf.epoch == self.epoch)) | la_ok) & gate.valid & vpid_ok \
+            & size_ok & ~self.flush_start
 
         # stage g: the check's result, registered
         g_valid = Signal()
@@ -206,7 +217,7 @@ class AtuGateCheck(wiring.Component):
         ge = data.View(GatBase, beat.word.data[:GatBase.as_shape().size])
         gi = inf.nla.gate_index
         entry = data_beat & inf.gmiss & ~phase2.bit_select(slot, 1)
-        configured = (ge.addr != 0) & (ge.large | (ge.addr[:SMALL_GAT_ALIGN_BITS] == 0))
+        configured = gat_configured(ge)
         entry_ok = entry & configured
         with m.If(entry_ok):
             m.d.sync += [phase2.bit_select(slot, 1).eq(1), large2.bit_select(slot, 1).eq(ge.large)]
@@ -217,7 +228,7 @@ class AtuGateCheck(wiring.Component):
         m.d.sync += [
             self.reads2.valid.eq(entry_ok), rd.slot.eq(slot), rd.more.eq(lookahead_more(inf.next, ge.large, gi,
                                                                                         self._lookahead)),
-            rd.addr.eq(Mux(ge.large, Cat(gi[LARGE_PAGE_BITS:], ge.addr), Cat(gi, ge.addr[SMALL_GAT_ALIGN_BITS:]))),
+            rd.addr.eq(gate_word_addr(ge.large, gi, ge.addr)),
             self.gfill.valid.eq(entry_ok & (inf.epoch == self.epoch) & ~self.flush_start),
             gf.gat.eq(inf.nla.gat_index), gf.large.eq(ge.large), gf.addr.eq(ge.addr),
         ]

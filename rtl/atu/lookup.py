@@ -7,9 +7,9 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.common.ats import PPN_BITS, AtsCause
 
-from .formats import OfferSignature, lookahead_more
+from .formats import OfferSignature, gat_configured, gate_word_addr, lookahead_more
 from .gatcache import GatCacheReadSignature
-from .layout import LARGE_PAGE_BITS, SMALL_GAT_ALIGN_BITS, GatBase, GatTable
+from .layout import LARGE_PAGE_BITS, GatBase, GatTable
 from .tlb import TlbReadSignature, touch_layout
 from .util import stream_rules
 
@@ -202,8 +202,7 @@ class AtuLookup(wiring.Component):
                 ent.ppn.eq(pick.ppn | Mux(gd.large, s1.nla.gate_index[:LARGE_PAGE_BITS], 0)),
                 s2.eq(s1), s2_valid.eq(1), s2_epoch.eq(s1_epoch), s2_large.eq(gd.large),
                 s2_range.eq(in_range), s2_gmiss.eq(in_range & gmiss),
-                s2_lookup.eq(in_range & ~gmiss & (gd.addr != 0)
-                             & (gd.large | (gd.addr[:SMALL_GAT_ALIGN_BITS] == 0))),
+                s2_lookup.eq(in_range & ~gmiss & gat_configured(gd)),
                 s2_gat.eq(gd.addr), s2_fu.eq(self._fu_index(s1.src)),
             ]
         with m.Elif(s2_go):
@@ -223,16 +222,15 @@ class AtuLookup(wiring.Component):
             m.d.comb += cause.eq(AtsCause.PERMISSION)
         r = self.results.payload
         gi = s2.nla.gate_index
+        entry_addr = Cat(s2.nla.gat_index, s2_gat[:len(self.table.base)]) if f.l1 else 0
         m.d.comb += [
             self.results.valid.eq(s2_valid),
             r.miss.eq(is_miss | s2_gmiss), r.ok.eq(ok), r.cause.eq(cause), r.ppn.eq(Mux(ok, ent.ppn, 0)),
             r.dst.eq(s2.src), r.tag.eq(s2.tag), r.fu.eq(s2_fu), r.epoch.eq(s2_epoch),
             r.vpid.eq(s2.vpid), r.write.eq(s2.write), r.nla.eq(s2.nla), r.large.eq(s2_large),
             r.next.eq(s2.next), r.gmiss.eq(s2_gmiss),
-            # the GATE's word address: {GAT base, GATE index}, the index of a large-page GAT is page >> 9;
-            # or the first-level entry's: {table base, GAT index}
-            r.addr.eq(Mux(s2_gmiss, Cat(s2.nla.gat_index, s2_gat[:len(self.table.base)]) if f.l1 else 0,
-                          Mux(s2_large, Cat(gi[LARGE_PAGE_BITS:], s2_gat), Cat(gi, s2_gat[SMALL_GAT_ALIGN_BITS:])))),
+            # the GATE's word address, or the first-level entry's: {table base, GAT index}
+            r.addr.eq(Mux(s2_gmiss, entry_addr, gate_word_addr(s2_large, gi, s2_gat))),
             r.more.eq(Mux(s2_gmiss, 0, lookahead_more(s2.next, s2_large, gi, self._lookahead))),
             self.hit.eq(s2_go & is_hit),
             self.miss.eq(s2_go & (is_miss | s2_gmiss)),

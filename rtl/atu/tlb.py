@@ -50,7 +50,9 @@ class AtuTlb(wiring.Component):
     fill of this TLB's page size (``fill.large == geometry.large``; one way, chosen by a round-robin
     victim counter), else a touch (the lookup clears the ``pref`` bit of an entry at its first hit); an
     invalidation wins over a fill in the same cycle (a lost fill only costs a later miss), and both over
-    a touch (a lost touch leaves ``pref`` set: the entry's next hit counts as its first).  An
+    a touch (a lost touch leaves ``pref`` set: the entry's next hit counts as its first; a touch whose
+    set a fill wrote since the lookup read it writes the older entry back over the fill, which costs a
+    later miss, never a wrong answer: the entry is still valid, no flush came between).  An
     invalidation writes the fill's fields with the valid bit clear: only the valid bit waits for the
     flush strobe, and an invalid entry's other fields are never used.  Not cleared by reset (RAM): it
     starts empty from the configuration image.

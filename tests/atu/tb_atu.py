@@ -148,7 +148,8 @@ async def setup(dut, **kw):
     await host.reset()
     await host.start()
     rng = random.Random(seed)
-    model = AtuModel(gat_entries=A["gat_entries"], vpids=VPIDS, read64=lambda a: _read64(host, a))
+    model = AtuModel(gat_entries=A["gat_entries"], vpids=VPIDS, read64=lambda a: _read64(host, a),
+                     first_level=A["gat_cache_entries"] > 0)
     return host, rng, model
 
 

@@ -154,3 +154,22 @@ def test_range_sweep_caps_at_the_sets():
     assert len(small) == 1024 and len({p & 1023 for p in small}) == 1024
     assert large == [(5 << 9) + k for k in range(16)]
     assert [d for _, _, _, d in log].index(1) == 1024
+
+
+def test_gat_cache_invalidation_uses_the_whole_gat_index():
+    """With the first-level table (14-bit GAT index), a flush with ``gat`` invalidates the GAT cache
+    entry of its NLA page's whole GAT index (GAT 9000 here, beyond 512)."""
+    f = AtuFormats(gat_entries=512, tlb_entries=1024, tlb_ways=1, reorder_entries=32, vpids=32, fus=1,
+                   gat_cache_entries=1024)
+    dut = AtuFlush(formats=f, fu_ports=(3,))
+    seen = []
+
+    async def tb(ctx):
+        ctx.set(dut.control.nla.as_value(), (9000 << 18) | 5)
+        ctx.set(dut.control.gat, 1)
+        ctx.set(dut.control.start, 1)
+        seen.append((ctx.get(dut.ginvalidate.valid), ctx.get(dut.ginvalidate.payload)))
+        await ctx.tick()
+
+    run_sim(dut, tb)
+    assert seen == [(1, 9000)]

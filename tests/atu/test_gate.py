@@ -171,3 +171,12 @@ def test_first_level_entry():
     assert log[1] == {"arrived": 1}
     assert log[2] == {"result": (1, 1, AtsCause.NONE, 0x400 | 0x15)}
     assert log[3] == {"arrived": 2} and log[4] == {"result": (2, 0, AtsCause.GAT_NOT_CONFIGURED, 0)}
+
+
+def test_no_lookahead_fill_after_a_flush_started():
+    """A flush that starts while a read's look-ahead words arrive stops their fills for the rest of the
+    packet, although the epoch input (constant here, as after two flushes) equals the slot's."""
+    words = [gate_word(ppn=0x10 + k, vpid=1) for k in range(4)]
+    log = _run([_response(0, *words)], waiting=0b0001, more=3, flush_start_at=3)
+    # own GATE (cycle 1) and the first look-ahead (cycle 2) fill; the flush cycle (3) and after do not
+    assert [f[3] for _, _, f in log if f is not None] == [0x10, 0x11]

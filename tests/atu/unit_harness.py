@@ -221,6 +221,6 @@ def first_level_setup(rng, *, table=0x40 << 20, gats=(3, 19, 700, 5000, 16383), 
     memory[table + 8 * 21] = 0                              # not configured
     memory[table + 8 * 22] = (0x300 << 21) | 0x7000         # a 4 KB-page GAT not 2 MB aligned
     pages += [(21 << GATE_INDEX_BITS) | 5, (22 << GATE_INDEX_BITS) | 5, (23 << GATE_INDEX_BITS) | 5]
-    model = AtuModel(gat_entries=16, vpids=vpids, read64=lambda a: memory.get(a))
+    model = AtuModel(gat_entries=16, vpids=vpids, read64=lambda a: memory.get(a), first_level=True)
     model.gat_table = table | 1
     return memory, pages, model
