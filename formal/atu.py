@@ -1,8 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """Formal proofs for the ATU (``python -m fpga.formal --unit atu``), on a small ATU (16-entry TLB,
 2-entry large-page TLB, 2-entry GAT cache, 4-slot reorder buffer, 4-entry request FIFO, 2 GATs on chip,
-2 VPIDs), bounded from reset, with the flush range, the GAT cache invalidation and the first-level
-table's enable and base arbitrary in every cycle.
+2 VPIDs, the bulk-job engine), bounded from reset, with the flush range, the GAT cache invalidation,
+the first-level table's enable and base and the job ring's registers and doorbell arbitrary in every
+cycle (so the job engine's READs, WRITEs and flushes mix with the translations).
 
 For ``links`` the ATU is elaborated for the ``"formal"`` platform, so every block adds the invariants
 it states in its own ``elaborate`` (request-queue occupancy, TLB invalidation, the lookup's compare,
@@ -40,7 +41,7 @@ from sim.formal import Proof
 
 def _small():
     return Atu(gat_entries=2, tlb_entries=16, tlb_ways=1, large_tlb_entries=2, gat_cache_entries=2,
-               reorder_entries=4, request_fifo=4, vpids=2, htax_port=2, host_port=0, fu_ports=(3,))
+               reorder_entries=4, request_fifo=4, vpids=2, htax_port=2, host_port=0, fu_ports=(3,), jobs=True)
 
 
 class AtuProperties(Elaboratable):
@@ -67,6 +68,8 @@ class AtuProperties(Elaboratable):
             regs.flush_range.extra.eq(AnySeq(32)),
             regs.gat_base.data.eq(AnySeq(len(regs.gat_base.data.as_value()))),
             regs.gat_table.enable.eq(AnySeq(1)), regs.gat_table.base.eq(AnySeq(len(regs.gat_table.base))),
+            regs.job_ring.enable.eq(AnySeq(1)), regs.job_ring.size.eq(AnySeq(4)), regs.job_ring.base.eq(AnySeq(40)),
+            regs.job_doorbell.producer.eq(AnySeq(16)),
         ]
         link_rules(m, rx, Assume, well_formed=True, name="in")
         if not self.contracts:

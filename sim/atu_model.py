@@ -18,6 +18,15 @@ index = those bits >> 9).  With ``gat_table`` enabled (:class:`rtl.atu.layout.Ga
 base) the GAT base entries come from the first-level table in memory (2^14 entries), so every GAT
 index is in range, and a failed read of the entry is a ``MEMORY_ERROR``.
 
+Bulk jobs (:meth:`AtuModel.job`): a :class:`rtl.atu.layout.JobDescriptor` gives the GATE stores the
+ATU makes, the range flush it runs and the status in its completion word, checked in this order:
+unreadable descriptor -> ``MEMORY_ERROR``; unknown op, count 0, a reserved bit set or VPID not below
+``vpids`` -> ``MALFORMED``; ``large`` with a first NLA page (or, to register, a PPN) not 2 MB aligned
+-> ``PAGE_SIZE``; a register or deregister job whose GAT index is beyond the table or whose pages leave
+their GAT, a flush beyond the NLA space -> ``RANGE``; then (register, deregister) the GAT entry: its
+read fails -> ``MEMORY_ERROR``, not configured -> ``GAT_NOT_CONFIGURED``, ``large`` differs ->
+``PAGE_SIZE``.  A failed job stores nothing and flushes nothing.
+
 A TLB only caches GATEs, so as long as software changes a GATE only through the flush protocol the
 answer equals the model's at the time of the request.  Packing helpers use the same structs as the RTL.
 """
@@ -28,16 +37,21 @@ from rtl.atu.layout import (
     GAT_BASE_SHIFT,
     GAT_TABLE_SHIFT,
     GATE_INDEX_BITS,
+    JOB_WORDS,
     LARGE_PAGE_BITS,
     MAX_GAT_INDEX_BITS,
     SMALL_GAT_ALIGN_BITS,
     Gate,
+    JobCompletion,
+    JobDescriptor,
+    JobOp,
+    JobStatus,
 )
 from rtl.common.ats import AtsCause, AtsCmd, AtsMessage
 from sim.layout import pack, unpack
 
-__all__ = ["AtuModel", "Translation", "gate_word", "gate_fields", "translation_request", "flush_response",
-           "decode_ats"]
+__all__ = ["AtuModel", "Translation", "JobResult", "job_descriptor", "job_completion", "gate_word", "gate_fields",
+           "translation_request", "flush_response", "decode_ats"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,32 @@ class Translation:
 def gate_word(*, ppn, vpid, read=1, write=1, valid=1, large=0):
     """A 64-bit GATE (:class:`rtl.atu.layout.Gate`)."""
     return pack(Gate, {"valid": valid, "read": read, "write": write, "large": large, "vpid": vpid, "ppn": ppn})
+
+
+def job_descriptor(*, op, count, nla_page, vpid=0, ppn=0, read=1, write=1, large=0, gat=0, raw=None):
+    """The 4 words of a :class:`rtl.atu.layout.JobDescriptor` (completion word 0); ``raw``: {field:
+    value} packed on top (reserved fields included, for malformed descriptors)."""
+    fields = {"op": JobOp(op).value, "count": count, "nla_page": nla_page, "vpid": vpid, "ppn": ppn, "read": int(read),
+              "write": int(write), "large": int(large), "gat": int(gat), **(raw or {})}
+    value = pack(JobDescriptor, fields)
+    return [value >> (64 * k) & ((1 << 64) - 1) for k in range(JOB_WORDS)]
+
+
+def job_completion(word):
+    """``{"done", "status" (JobStatus), "index"}`` of a completion word."""
+    f = unpack(JobCompletion, word, ["done", "status", "index"])
+    f["status"] = JobStatus(f["status"])
+    return f
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a job does: ``status``; ``stores`` [(address, GATE word)] in order; ``flush`` (first NLA
+    page, pages, VPID, ``gat``) or ``None``; ``completion`` (the word written back)."""
+    status: JobStatus
+    stores: tuple
+    flush: tuple
+    completion: int
 
 
 def gate_fields(word):
@@ -154,3 +194,59 @@ class AtuModel:
         if not (g["write"] if write else g["read"]):
             return Translation(0, AtsCause.PERMISSION, 0)
         return Translation(1, AtsCause.NONE, g["ppn"] | (page % (1 << LARGE_PAGE_BITS) if large else 0))
+
+    def nla_space_bits(self):
+        """Bits of an NLA page the ATU keeps: 18 + GAT index bits (14 with a GAT cache)."""
+        gat_bits = MAX_GAT_INDEX_BITS if self.first_level else (self.gat_entries - 1).bit_length()
+        return GATE_INDEX_BITS + gat_bits
+
+    def job(self, words, index):
+        """The :class:`JobResult` of the descriptor ``words`` (4 ints; ``None``: its read fails) posted
+        as job ``index``."""
+        status, stores, flush = self._job(words)
+        if status != JobStatus.OK:
+            stores, flush = (), None
+        completion = pack(JobCompletion, {"done": 1, "status": status.value, "index": index % (1 << 16)})
+        return JobResult(status, tuple(stores), flush, completion)
+
+    def _job(self, words):
+        if words is None:
+            return JobStatus.MEMORY_ERROR, (), None
+        value = sum(w << (64 * k) for k, w in enumerate(words))
+        d = unpack(JobDescriptor, value, ["op", "read", "write", "large", "gat", "_rsv0", "vpid", "count",
+                                          "nla_page", "_rsv1", "ppn", "_rsv2"])
+        ops = {o.value for o in JobOp}
+        if d["op"] not in ops or d["count"] == 0 or d["_rsv0"] or d["_rsv1"] or d["_rsv2"] or d["vpid"] >= self.vpids:
+            return JobStatus.MALFORMED, (), None
+        op, large, first = JobOp(d["op"]), d["large"], d["nla_page"]
+        step = 1 << (LARGE_PAGE_BITS * large)
+        align = (1 << LARGE_PAGE_BITS) - 1
+        if large and (first & align or op == JobOp.REGISTER and d["ppn"] & align):
+            return JobStatus.PAGE_SIZE, (), None
+        pages = d["count"] * step
+        last = first + pages - 1
+        flush = (first, pages, d["vpid"], d["gat"] if op == JobOp.FLUSH else 0)
+        if op == JobOp.FLUSH:
+            if last >> self.nla_space_bits():
+                return JobStatus.RANGE, (), None
+            return JobStatus.OK, (), flush
+        gat = first >> GATE_INDEX_BITS
+        limit = 1 << MAX_GAT_INDEX_BITS if self.table_on else self.gat_entries
+        if gat >= limit or last >> GATE_INDEX_BITS != gat:
+            return JobStatus.RANGE, (), None
+        entry = self.gat_entry(gat)
+        if entry is None:
+            return JobStatus.MEMORY_ERROR, (), None
+        base = entry >> GAT_BASE_SHIFT & ((1 << 40) - 1)
+        if base == 0 or not entry & 1 and base % (1 << SMALL_GAT_ALIGN_BITS):
+            return JobStatus.GAT_NOT_CONFIGURED, (), None
+        if entry & 1 != large:
+            return JobStatus.PAGE_SIZE, (), None
+        stores = []
+        for k in range(d["count"]):
+            word = 0
+            if op == JobOp.REGISTER:
+                word = gate_word(ppn=d["ppn"] + k * step, vpid=d["vpid"], read=d["read"], write=d["write"],
+                                 large=large)
+            stores.append((self.gate_address(first + k * step), word))
+        return JobStatus.OK, stores, flush if op == JobOp.DEREGISTER else None

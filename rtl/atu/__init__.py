@@ -7,6 +7,7 @@ from .flush import AtuFlush, FlushControlSignature
 from .formats import AsyncReadSignature, AtuFormats, OfferSignature, TlbGeometry
 from .gatcache import AtuGatCache, GatCacheReadSignature
 from .gate import AtuGateCheck
+from .jobs import AtuFlushMux, AtuJobs
 from .layout import GatBase, Gate, GatTable, Nla, NlaPage
 from .lookup import AtuLookup
 from .queue import AtuRequestQueue
@@ -19,6 +20,7 @@ from .tx import AtuTxArbiter
 __all__ = ["connect_regs",
            "Atu", "REGISTERS", "AtuRxDecoder", "AtuRequestQueue", "AtuLookup", "AtuTlb", "AtuReorderBuffer",
            "AtuReadQueue", "AtuGateCheck", "AtuGatCache", "GatCacheReadSignature", "AtuFlush", "AtuTxArbiter",
+           "AtuJobs", "AtuFlushMux",
            "AtuFormats", "OfferSignature", "AsyncReadSignature", "TlbGeometry", "TlbReadSignature",
            "FlushControlSignature", "Gate", "GatBase", "GatTable", "Nla", "NlaPage", "UNITS", "atu_from_config"]
 
@@ -28,7 +30,7 @@ def atu_from_config(cfg, **overrides):
     a = cfg["atu"]
     kw = dict(gat_entries=a["gat_entries"], tlb_entries=a["tlb_entries"], tlb_ways=a["tlb_ways"],
               large_tlb_entries=a["large_tlb_entries"], lookahead=a["lookahead"],
-              gat_cache_entries=a["gat_cache_entries"],
+              gat_cache_entries=a["gat_cache_entries"], jobs=a["jobs"],
               reorder_entries=a["reorder_entries"], request_fifo=a["request_fifo"], vpids=cfg["system"]["vpids"],
               htax_port=a["htax_port"], host_port=a["host_port"], fu_ports=tuple(a["fu_ports"]))
     kw.update(overrides)

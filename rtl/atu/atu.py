@@ -13,7 +13,9 @@ FUs, over the ATS virtual channel of its HTAX port.  It is composed of blocks jo
   the answers in request order; :class:`~rtl.atu.gate.AtuGateCheck` checks each returning GATE and
   fills the TLB;
 * :class:`~rtl.atu.flush.AtuFlush` runs the flush protocol (ch. 5.3, fig. 5-11);
-* :class:`~rtl.atu.tx.AtuTxArbiter` sends flush requests, GATE reads and translation responses.
+* :class:`~rtl.atu.tx.AtuTxArbiter` sends flush requests, GATE reads and translation responses;
+* with ``jobs``, :class:`~rtl.atu.jobs.AtuJobs` executes bulk jobs from a descriptor ring in host memory
+  (ch. 5.7's command interface) and :class:`~rtl.atu.jobs.AtuFlushMux` shares the flush controller.
 
 Each block lists its own deviations from the dissertation; those visible at the ATU's ports:
 
@@ -45,7 +47,11 @@ gat_cache_entries : int
     that holds first-level entries while ``atu.gat_table.enable`` is set; then every GAT index of the
     32-bit NLA page is valid (2^14 GATs, 16 TiB of NLA).
 reorder_entries : int
-    Reorder-buffer slots = outstanding misses (power of two, 2..32).
+    Reorder-buffer slots = outstanding misses (power of two, 2..32; at most 16 with ``jobs``: the job
+    engine's reads take tag 31).
+jobs : bool
+    The bulk-job engine (``atu.job_ring``, ``atu.job_doorbell``, ``atu.job_status``,
+    ``atu.job_counters``).
 request_fifo : int
     Request FIFO depth (power of two, 4..4096).
 vpids : int
@@ -82,6 +88,7 @@ from .flush import AtuFlush
 from .formats import LINE_GATES, AtuFormats
 from .gatcache import AtuGatCache
 from .gate import AtuGateCheck
+from .jobs import JOB_TAG, AtuFlushMux, AtuJobs
 from .lookup import AtuLookup
 from .queue import AtuRequestQueue
 from .rob import AtuReorderBuffer
@@ -93,7 +100,7 @@ __all__ = ["Atu", "REGISTERS", "check_params"]
 
 
 def check_params(*, gat_entries, tlb_entries, tlb_ways, large_tlb_entries, lookahead, reorder_entries,
-                 request_fifo, vpids, htax_port, host_port, fu_ports, gat_cache_entries=0):
+                 request_fifo, vpids, htax_port, host_port, fu_ports, gat_cache_entries=0, jobs=False):
     """Validate the ATU parameters; raise ``TypeError``/``ValueError`` with a precise message."""
     check_pow2("gat_entries", gat_entries, 2, 1 << 14)
     check_pow2("tlb_entries", tlb_entries, 16, 1 << 14)
@@ -103,6 +110,11 @@ def check_params(*, gat_entries, tlb_entries, tlb_ways, large_tlb_entries, looka
     if gat_cache_entries != 0:
         check_pow2("gat_cache_entries", gat_cache_entries, 2, 1 << 14)
     check_pow2("reorder_entries", reorder_entries, 2, 32)
+    if not isinstance(jobs, bool):
+        raise TypeError(f"jobs must be a bool, not {jobs!r}")
+    if jobs and reorder_entries > 16:
+        raise ValueError(f"reorder_entries must be at most 16 with jobs (the job engine's reads take tag "
+                         f"{JOB_TAG}), not {reorder_entries}")
     check_pow2("request_fifo", request_fifo, 4, 4096)
     check_pow2("vpids", vpids, 2, 1 << 16)
     check_port("htax_port", htax_port)
@@ -128,10 +140,10 @@ class Atu(wiring.Component):
 
     def __init__(self, *, gat_entries=512, tlb_entries=1024, tlb_ways=1, large_tlb_entries=16, lookahead=7,
                  gat_cache_entries=0, reorder_entries=32, request_fifo=64, vpids=32, htax_port=2, host_port=0,
-                 fu_ports=(3, 4, 5)):
+                 fu_ports=(3, 4, 5), jobs=False):
         self.fu_ports = check_params(gat_entries=gat_entries, tlb_entries=tlb_entries, tlb_ways=tlb_ways,
                                      large_tlb_entries=large_tlb_entries, lookahead=lookahead,
-                                     gat_cache_entries=gat_cache_entries,
+                                     gat_cache_entries=gat_cache_entries, jobs=jobs,
                                      reorder_entries=reorder_entries, request_fifo=request_fifo, vpids=vpids,
                                      htax_port=htax_port, host_port=host_port, fu_ports=fu_ports)
         self.gat_entries = gat_entries
@@ -140,6 +152,7 @@ class Atu(wiring.Component):
         self.large_tlb_entries = large_tlb_entries
         self.lookahead = lookahead
         self.gat_cache_entries = gat_cache_entries
+        self.jobs = jobs
         self.reorder_entries = reorder_entries
         self.request_fifo = request_fifo
         self.vpids = vpids
@@ -174,6 +187,32 @@ class Atu(wiring.Component):
         ]
         if platform == "formal":
             m.d.comb += Assert(~reads2.w_en | reads2.w_rdy)
+
+    def _jobs(self, m, lookup, flush, tx, rx):
+        """The bulk-job engine: its packets into the output, the RESPONSE beats, the GAT base port
+        borrowed from the lookup, the flush controller shared with software; returns the flush
+        controller's control as software's flush register drives it."""
+        f = self.formats
+        regs = self.regs.atu
+        m.submodules.jobs = jobs = AtuJobs(formats=f, host_port=self.host_port, htax_port=self.htax_port)
+        m.submodules.flush_mux = mux = AtuFlushMux(f)
+        connect(m, jobs.out, tx.jobs)
+        connect(m, jobs.borrow, lookup.borrow)
+        connect(m, jobs.flush, mux.job)
+        connect(m, mux.flush, flush.control)
+        ring = regs.job_ring
+        m.d.comb += [
+            jobs.beats.valid.eq(rx.gate_beats.valid), jobs.beats.payload.eq(rx.gate_beats.payload),
+            jobs.gat_data.addr.eq(regs.gat_base.data.addr), jobs.gat_data.large.eq(regs.gat_base.data.large),
+            jobs.ring.enable.eq(ring.enable), jobs.ring.size.eq(ring.size), jobs.ring.base.eq(ring.base),
+            jobs.producer.eq(regs.job_doorbell.producer),
+            regs.job_status.consumer_next.eq(jobs.consumer), regs.job_status.busy_next.eq(jobs.busy),
+            regs.job_counters.done_incr.eq(jobs.done), regs.job_counters.errors_incr.eq(jobs.error),
+            mux.busy.eq(flush.busy), jobs.granted.eq(mux.granted),
+        ]
+        if f.l1:
+            m.d.comb += [jobs.table.enable.eq(regs.gat_table.enable), jobs.table.base.eq(regs.gat_table.base)]
+        return mux.sw
 
     def elaborate(self, platform):
         m = Module()
@@ -229,15 +268,20 @@ class Atu(wiring.Component):
         ]
 
         regs = self.regs.atu
+        if self.jobs:
+            control = self._jobs(m, lookup, flush, tx, rx)
+        else:
+            control = flush.control
+            m.d.comb += [tx.jobs.valid.eq(0), lookup.borrow.valid.eq(0)]
         m.d.comb += [
-            flush.control.nla.eq(regs.flush.nla), flush.control.vpid.eq(regs.flush.vpid),
-            flush.control.extra.eq(regs.flush_range.extra),
-            flush.control.tlb.eq(regs.flush.tlb), flush.control.ats.eq(regs.flush.ats),
-            flush.control.gat.eq(regs.flush.gat if f.l1 else 0),
+            control.nla.eq(regs.flush.nla), control.vpid.eq(regs.flush.vpid),
+            control.extra.eq(regs.flush_range.extra),
+            control.tlb.eq(regs.flush.tlb), control.ats.eq(regs.flush.ats),
+            control.gat.eq(regs.flush.gat if f.l1 else 0),
             regs.gat_counters.misses_incr.eq(lookup.gat_miss),
-            flush.control.start.eq(regs.flush.start),
-            regs.flush.done_set.eq(flush.control.done), regs.flush_counters.atu_flushes_incr.eq(flush.control.done),
-            self.regs.irq.status.atu_flush_done_event.eq(flush.control.done),
+            control.start.eq(regs.flush.start),
+            regs.flush.done_set.eq(control.done), regs.flush_counters.atu_flushes_incr.eq(flush.control.done),
+            self.regs.irq.status.atu_flush_done_event.eq(control.done),
             regs.flush_counters.tlb_flushes_incr.eq(flush.tlb_flush),
             regs.tlb_counters.hits_incr.eq(lookup.hit), regs.tlb_counters.misses_incr.eq(lookup.miss),
             regs.errors.failed_incr.eq(tx.failed), regs.errors.dropped_incr.eq(rx.dropped | flush.dropped),

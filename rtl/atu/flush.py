@@ -79,6 +79,8 @@ class AtuFlush(wiring.Component):
         The flush request register's fields and strobe, and the ``done`` strobe.
     starting : Out(1)
         A flush starts or invalidates TLB sets in this cycle (holds the lookup).
+    busy : Out(1)
+        A flush runs (a register: ``control.start`` is ignored).
     tlb_flush : Out(1)
         A flush with ``tlb`` starts in this cycle (the counter's strobe).
     epoch : Out(1)
@@ -105,6 +107,7 @@ class AtuFlush(wiring.Component):
         super().__init__({
             "control": In(FlushControlSignature(formats)),
             "starting": Out(1),
+            "busy": Out(1),
             "tlb_flush": Out(1),
             "epoch": Out(1),
             "invalidate": Out(stream.Signature(formats.page, always_ready=True)),
@@ -176,6 +179,7 @@ class AtuFlush(wiring.Component):
         sweep, small_n, large_n = self._sweep(m, start_now)
         m.d.comb += [
             self.starting.eq(start_now | sweep),
+            self.busy.eq(busy),
             self.tlb_flush.eq(start_now & self.control.tlb),
             self.ginvalidate.valid.eq(start_now & self.control.gat),
             self.ginvalidate.payload.eq(self.control.nla.gat_index),

@@ -17,14 +17,21 @@ draws them.  Each is defined once here and imported by the RTL, the reference mo
   table entry in host memory): ``large`` (the GAT's 2^9 GATEs map 2 MB pages) and bits 51:12 of the
   GAT's physical base (2 MB aligned for a 4 KB-page GAT, 4 KB aligned for a large-page GAT; 0 means
   "not configured").
+* :class:`JobDescriptor`: one 32-byte bulk job in the job ring in host memory (ch. 5.7's command
+  interface): ``op`` (:class:`JobOp`), the GATE flags, ``vpid``, ``count`` pages, the first NLA page,
+  the first PPN and the :class:`JobCompletion` word the ATU writes back when the job is done.
+* :class:`JobRing`: the ``atu.job_ring`` register: ``enable``, ``size`` (2^size descriptors) and bits
+  51:12 of the ring.
 """
 
-from amaranth.lib import data
+from amaranth.lib import data, enum
 
 from rtl.common.ats import NLA_PAGE_BITS, PPN_BITS, VPID_BITS
 
 __all__ = ["Gate", "NlaPage", "Nla", "GatBase", "GatTable", "GATE_INDEX_BITS", "PAGE_BITS", "GAT_BASE_SHIFT",
-           "GAT_BASE_BITS", "MAX_GAT_INDEX_BITS", "LARGE_PAGE_BITS", "SMALL_GAT_ALIGN_BITS", "GAT_TABLE_SHIFT"]
+           "GAT_BASE_BITS", "MAX_GAT_INDEX_BITS", "LARGE_PAGE_BITS", "SMALL_GAT_ALIGN_BITS", "GAT_TABLE_SHIFT",
+           "JobOp", "JobStatus", "JobCompletion", "JobDescriptor", "JobRing", "JOB_WORDS", "JOB_INDEX_BITS",
+           "JOB_RING_SHIFT"]
 
 PAGE_BITS = 12              # 4 KB pages
 GATE_INDEX_BITS = 18        # 2^18 GATEs x 8 bytes = 2 MB per GAT
@@ -72,3 +79,58 @@ class GatTable(data.Struct):
 assert Gate.as_shape().size == 64
 assert Nla.as_shape().size == 64
 assert GatBase.as_shape().size == 52
+
+
+JOB_WORDS = 4               # a job descriptor is 4 words (32 bytes, half a line)
+JOB_INDEX_BITS = 16         # the doorbell's producer and the ATU's consumer count jobs modulo 2^16
+JOB_RING_SHIFT = 12         # the job ring is 4 KB aligned
+
+
+class JobOp(enum.Enum, shape=3):
+    REGISTER = 1            # write ``count`` valid GATEs
+    DEREGISTER = 2          # write ``count`` zero GATEs, then one range flush of their pages
+    FLUSH = 3               # one range flush of ``count`` pages
+
+
+class JobStatus(enum.Enum, shape=4):
+    OK = 0
+    MALFORMED = 1           # unknown op, count 0, a reserved bit set, VPID not below ``vpids``
+    RANGE = 2               # GAT index beyond the table, the range leaves its GAT (a flush: the NLA space)
+    GAT_NOT_CONFIGURED = 3  # the range's GAT has no table (entry 0, or a 4 KB-page GAT not 2 MB aligned)
+    PAGE_SIZE = 4           # ``large`` differs from the GAT's, or first page / PPN not 2 MB aligned
+    MEMORY_ERROR = 5        # the descriptor or the first-level entry could not be read
+
+
+class JobCompletion(data.Struct):
+    done: 1
+    status: JobStatus
+    _rsv0: 11
+    index: JOB_INDEX_BITS   # the job's index (its producer count)
+    _rsv1: 32
+
+
+class JobDescriptor(data.Struct):
+    op: JobOp
+    read: 1
+    write: 1
+    large: 1                # pages of 2 MB (count, nla_page and ppn in 2 MB steps)
+    gat: 1                  # FLUSH: also invalidate the GAT cache entry of the first page's GAT
+    _rsv0: 9
+    vpid: VPID_BITS
+    count: 32               # pages (GATEs), >= 1
+    nla_page: NLA_PAGE_BITS
+    _rsv1: 64 - NLA_PAGE_BITS
+    ppn: PPN_BITS
+    _rsv2: 64 - PPN_BITS
+    completion: JobCompletion
+
+
+class JobRing(data.Struct):
+    enable: 1
+    size: 4                 # 2^size descriptors
+    _rsv: JOB_RING_SHIFT - 5
+    base: 52 - JOB_RING_SHIFT
+
+
+assert JobDescriptor.as_shape().size == 64 * JOB_WORDS
+assert JobCompletion.as_shape().size == 64

@@ -62,6 +62,10 @@ class AtuLookup(wiring.Component):
     gat_addr : Out(log2(gat_entries))
     gat_data : In(GatBase)
         The GAT base-address table's synchronous read port (data one cycle after the address).
+    borrow : In(stream.Signature(range(gat_entries)))
+        The job engine asks for the GAT base read port (``valid`` holds the lookup); ``ready``: s1 is
+        empty or moves on in this cycle, so ``payload`` is this cycle's ``gat_addr`` and the data of the
+        next cycle is the engine's.
     gcache : Out(GatCacheReadSignature)
         With the first-level table (``gat_cache_entries`` > 0): the GAT cache's read port.
     table : In(GatTable)
@@ -91,6 +95,7 @@ class AtuLookup(wiring.Component):
             "ltouch": Out(stream.Signature(touch_layout(formats, formats.large), always_ready=True)),
             "gat_addr": Out(formats.chip_bits),
             "gat_data": In(GatBase),
+            "borrow": In(stream.Signature(formats.chip_bits)),
             **({"gcache": Out(GatCacheReadSignature(formats)), "table": In(GatTable)} if formats.l1 else {}),
             "gat_miss": Out(1),
             "results": Out(stream.Signature(formats.lookup)),
@@ -164,15 +169,18 @@ class AtuLookup(wiring.Component):
         s2_epoch = Signal()
         s2_go = s2_valid & self.results.ready
         s1_adv = s1_valid & (~s2_valid | s2_go)
-        take = (~s1_valid | s1_adv) & ~self.hold
+        free1 = ~s1_valid | s1_adv
+        take = free1 & ~self.hold & ~self.borrow.valid
         load = self.requests.valid & take
         nreq = self.requests.payload
         m.d.comb += [
             self.requests.ready.eq(take),
+            self.borrow.ready.eq(free1),
             self.lookups.eq(load),
             self.tlb.en.eq(load), self.tlb.page.eq(nreq.nla),
             self.ltlb.en.eq(load), self.ltlb.page.eq(nreq.nla),
-            self.gat_addr.eq(Mux(load, nreq.nla.gat_index, s1.nla.gat_index)[:f.chip_bits]),
+            self.gat_addr.eq(Mux(self.borrow.valid & free1, self.borrow.payload,
+                                 Mux(load, nreq.nla.gat_index, s1.nla.gat_index)[:f.chip_bits])),
         ]
         with m.If(load):
             m.d.sync += [s1.eq(nreq), s1_valid.eq(1), s1_epoch.eq(self.epoch)]

@@ -19,7 +19,11 @@ class AtuTxArbiter(wiring.Component):
 
     Every beat leaves from one register, which loads whenever it is free (empty or its beat moves), by
     fixed priority: flush request > GATE read after a first-level entry > GATE (or first-level entry)
-    read > translation response.  The source is chosen among
+    read > job packet (in its turn) > translation response.  A job packet (the job engine's READs and
+    multi-beat WRITEs, whole HTAX beats) keeps the register from its header to its last beat; a new one
+    starts only in its *turn*, a flop set by a free cycle in which the job waited, so after each job
+    packet one free cycle goes to the other sources (the choice never waits for the late bypass
+    decision).  The source is chosen among
     flags that are registers (or register inputs); only ``valid`` waits for the late bypass decision
     (the register's data is the response candidate when nothing else is chosen, and nobody looks at
     it while ``valid`` is low), so the late decision drives one flop instead of the whole beat.  Flush
@@ -42,6 +46,9 @@ class AtuTxArbiter(wiring.Component):
     reads2 : In(stream.Signature(formats.read))
         GATE reads after a first-level entry arrived (before ``reads``).
     responses : In(OfferSignature(formats.response))
+    jobs : In(stream.Signature(HtaxBeat))
+        The job engine's packets, beat by beat (``first`` .. ``last``; the beats of one packet follow
+        each other without a gap).
     tx : Out(HtaxLinkSignature)
         Obeys the HTAX link rules.
     answered : Out(stream.Signature(1, always_ready=True))
@@ -59,6 +66,7 @@ class AtuTxArbiter(wiring.Component):
             "reads": In(stream.Signature(formats.read)),
             "reads2": In(stream.Signature(formats.read)),
             "responses": In(OfferSignature(formats.response)),
+            "jobs": In(stream.Signature(HtaxBeat)),
             "tx": Out(HtaxLinkSignature()),
             "answered": Out(stream.Signature(1, always_ready=True)),
             "failed": Out(1),
@@ -71,19 +79,23 @@ class AtuTxArbiter(wiring.Component):
         out_valid = Signal()
         out_rsp = Signal()                  # holds a translation response
         out_epoch = Signal()                # its flush epoch
-        out_np = Signal()                   # out.vc is NONPOSTED (a read), else ATS: a flop for `free`
-        moves = out_valid & Mux(out_np, tx.ready[HtaxVC.NONPOSTED.value], tx.ready[HtaxVC.ATS.value])
+        out_vc = Signal(HtaxVC)             # = out.vc, a flop for `free`
+        lock = Signal()                     # the register holds a job packet's beat before its last
+        job_turn = Signal()                 # a free cycle passed while the job waited: its turn
+        moves = out_valid & tx.ready.bit_select(out_vc.as_value(), 1)
         free = ~out_valid | moves
-        fl_send = self.flush_requests.valid
-        rd2_send = self.reads2.valid
-        rd_send = rd2_send | self.reads.valid
+        fl_send = self.flush_requests.valid & ~lock
+        rd2_send = self.reads2.valid & ~lock
+        rd_send = rd2_send | (self.reads.valid & ~lock)
+        job_send = self.jobs.valid & (lock | (job_turn & ~fl_send & ~rd_send))
         rsp = self.responses
         m.d.comb += [
             tx.valid.eq(out_valid), tx.payload.eq(out),
-            self.flush_requests.ready.eq(free),
-            self.reads2.ready.eq(free & ~fl_send),
-            self.reads.ready.eq(free & ~fl_send & ~rd2_send),
-            rsp.ready.eq(free & ~fl_send & ~rd_send),
+            self.flush_requests.ready.eq(free & ~lock),
+            self.reads2.ready.eq(free & ~lock & ~fl_send),
+            self.reads.ready.eq(free & ~lock & ~fl_send & ~rd2_send),
+            self.jobs.ready.eq(free & (lock | (job_turn & ~fl_send & ~rd_send))),
+            rsp.ready.eq(free & ~lock & ~fl_send & ~rd_send & ~job_send),
             self.answered.valid.eq(moves & out_rsp), self.answered.payload.eq(out_epoch),
         ]
 
@@ -94,9 +106,14 @@ class AtuTxArbiter(wiring.Component):
                     h.tag.eq(tag), out.vc.eq(HtaxVC.ATS), out.first.eq(1), out.last.eq(1)]
 
         with m.If(free):
-            m.d.sync += [out.eq(0), out_valid.eq(fl_send | rd_send | rsp.valid),
-                         out_rsp.eq(~fl_send & ~rd_send), out_np.eq(~fl_send & rd_send)]
-            with m.If(fl_send):
+            m.d.sync += [out.eq(0), out_valid.eq(fl_send | rd_send | job_send | rsp.valid),
+                         out_rsp.eq(~fl_send & ~rd_send & ~job_send),
+                         out_vc.eq(Mux(~fl_send & rd_send, HtaxVC.NONPOSTED, HtaxVC.ATS)),
+                         job_turn.eq(self.jobs.valid & ~job_send)]
+            with m.If(job_send):
+                m.d.sync += [out.eq(self.jobs.payload), out_vc.eq(self.jobs.payload.vc),
+                             lock.eq(~self.jobs.payload.last)]
+            with m.Elif(fl_send):
                 fl = self.flush_requests.payload
                 fr = h.body.ats.flush_request
                 m.d.sync += ats_header(fl.dst, 0)
@@ -122,7 +139,8 @@ class AtuTxArbiter(wiring.Component):
         if platform == "formal":
             link_rules(m, tx, Assert, well_formed=True, name="tx")
             m.d.comb += [
-                Assert(~out_valid | (out_np == (out.vc == HtaxVC.NONPOSTED))),
+                Assert(~out_valid | (out_vc == out.vc)),
+                Assert(~lock | (out_valid & ~out.last)),
                 Assert(~(out_valid & out_rsp) | (h.body.ats.cmd == AtsCmd.TRANSLATION_RESPONSE)),
             ]
         return m

@@ -42,7 +42,7 @@ def test_port_table_matches_atu_v():
 
 def test_layout_tables_match_structs():
     tables = TABLE.findall(DOC.read_text())
-    assert len(tables) == 3
+    assert len(tables) == 6
     for path, skip, body in tables:
         rows = [ln for ln in body.splitlines() if ln.startswith("| ") and not ln.startswith(("| bits", "| ---"))]
         assert rows == expected_rows(path, skip), f"docs/atu.md table for {path} is out of date"

@@ -22,7 +22,7 @@ __all__ = ["run_unit"]
 
 
 def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, flush_delay=0, flushes=(),
-             window=None, limit=100000, min_cycles=0, gat_table=0):
+             window=None, limit=100000, min_cycles=0, gat_table=0, jobs=None):
     """Run ``requests`` (list of (fu port, vpid, nla_page, write[, next])) through ``atu``.
 
     ``gat_base``: {GAT index: register value (physical base | large)}; ``memory``: {address: GATE word}
@@ -32,7 +32,11 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     of a range flush, ``atu.flush_range``).  ``flush_delay``: an int or
     {fu port: cycles}.  ``window``: at most this many translation requests outstanding per FU.
     ``min_cycles``: run at least this many cycles (to see flushes complete).  ``gat_table``: the
-    ``atu.gat_table`` register (first-level table base | enable; the ATU needs a GAT cache).  An FU's packet starts
+    ``atu.gat_table`` register (first-level table base | enable; the ATU needs a GAT cache).  ``jobs``
+    (the ATU needs ``jobs``): {"ring": the ``atu.job_ring`` register value, "doorbell": [(cycle, producer)]}
+    (the run lasts until the consumer reaches the last producer; the ring's ``enable`` from cycle
+    ``jobs["enable_at"]``, default 0); WRITEs from the ATU go into
+    ``memory`` (whole words) and are listed in ``stats["writes"]`` as (address, word).  An FU's packet starts
     only in a cycle in which ``rx.ready[ATS]`` is high (``ready`` depends on the ATU's state only), so
     memory responses are never held behind a refused ATS request: the HTAX with its hazard fixed.
     Returns ``(results, stats)``: results {fu port: [Translation in arrival order]}; stats dict with
@@ -50,7 +54,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     results = {p: [] for p in atu.fu_ports}
     stats = {"dma_reads": 0, "gates_read": 0, "hits": 0, "misses": 0, "la_filled": 0, "la_used": 0, "gat_misses": 0,
              "max_outstanding": 0, "cycles": 0, "flush_done": [], "flush_requests": [],
-             "ats_refused": 0, "ats_in": [], "rsp_out": []}
+             "ats_refused": 0, "ats_in": [], "rsp_out": [], "writes": [], "jobs_done": 0, "job_errors": 0}
     sent = {p: 0 for p in atu.fu_ports}
     flushes = sorted(flushes)
 
@@ -61,24 +65,32 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     clock = Clock(limit=limit + 1)
 
     def next_packet(ctx, now):
-        """Memory responses first, then flush responses, then the FUs round-robin (only while the ATU
-        is ready for ATS)."""
+        """Memory responses first, then (only while the ATU is ready for ATS, as the switch's per-VC
+        arbitration lets responses pass a refused ATS packet) flush responses, then the FUs
+        round-robin."""
         if sched and sched[0][0] <= now:
             return heapq.heappop(sched)[2]
+        if not lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS):
+            return None
         if flush_q and flush_q[0][0] <= now:
             return flush_q.pop(0)[1]
-        if lane(ctx.get(atu.htax.rx.ready), HtaxVC.ATS):
-            ports = list(queues)
-            for i in range(len(ports)):
-                p = ports[(state["fu_rr"] + i) % len(ports)]
-                if queues[p] and (window is None or sent[p] - len(results[p]) < window):
-                    sent[p] += 1
-                    state["fu_rr"] = (state["fu_rr"] + i + 1) % len(ports)
-                    return queues[p].popleft()
+        ports = list(queues)
+        for i in range(len(ports)):
+            p = ports[(state["fu_rr"] + i) % len(ports)]
+            if queues[p] and (window is None or sent[p] - len(results[p]) < window):
+                sent[p] += 1
+                state["fu_rr"] = (state["fu_rr"] + i + 1) % len(ports)
+                return queues[p].popleft()
         return None
 
     def from_atu(rec):
         pkt, cycle = rec.packet, rec.last_cycle
+        if pkt.cmd == HtaxCmd.WRITE:
+            assert pkt.first_be == 0xFF and (pkt.length == 1 or pkt.last_be == 0xFF), pkt
+            for k, word in enumerate(pkt.data):
+                memory[pkt.addr + 8 * k] = word
+                stats["writes"].append((pkt.addr + 8 * k, word))
+            return
         if pkt.cmd == HtaxCmd.READ:
             stats["dma_reads"] += 1
             stats["gates_read"] += pkt.length
@@ -107,13 +119,29 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     host = clock.add(HtaxSource(atu.htax.rx, next_packet=next_packet))     # FUs and memory into the ATU
     clock.add(HtaxSink(atu.htax.tx, on_packet=from_atu))                   # always ready
 
+    bells = deque(sorted((jobs or {}).get("doorbell", ())))
+    final = bells[-1][1] if bells else 0
+
+    def jobs_left(ctx):
+        # the last completion word may still sit in the output register
+        return jobs is not None and (bells or ctx.get(atu.regs.atu.job_status.consumer_next) != final
+                                     or ctx.get(atu.regs.atu.job_status.busy_next) or ctx.get(atu.htax.tx.valid))
+
     async def tb(ctx):
         gat_data = 0
         total = len(requests)
-        while sum(len(v) for v in results.values()) < total or fl or flush_q or sched or clock.now < min_cycles:
+        if jobs is not None:
+            ring = jobs["ring"]
+            ctx.set(atu.regs.atu.job_ring.size, ring >> 1 & 15)
+            ctx.set(atu.regs.atu.job_ring.base, ring >> 12)
+        while (sum(len(v) for v in results.values()) < total or fl or flush_q or sched or clock.now < min_cycles
+               or jobs_left(ctx)):
             if clock.now > limit:
                 raise AssertionError(f"hang: {total - sum(len(v) for v in results.values())} translations "
-                                     f"outstanding after {limit} cycles, {len(sched)} GATE reads")
+                                     f"outstanding after {limit} cycles, {len(sched)} GATE reads"
+                                     + (f" DBG {stats['jobs_done']} {stats['flush_done']} {sched[:2]} {host._pkt} "
+                                        f"{ctx.get(atu.htax.tx.valid)} {ctx.get(atu.htax.rx.ready)} "
+                                        f"{ctx.get(atu.regs.atu.job_status.busy_next)}"))
             clock.drive(ctx)
             start = bool(fl) and fl[0][0] <= clock.now
             if start:
@@ -135,6 +163,13 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
                                 ("la_used", r.lookahead_counters.used_incr),
                                 ("gat_misses", r.gat_counters.misses_incr)):
                 stats[key] += ctx.get(strobe)
+            if jobs is not None:
+                ctx.set(atu.regs.atu.job_ring.enable, jobs["ring"] & int(clock.now >= jobs.get("enable_at", 0)))
+            if bells and bells[0][0] <= clock.now:
+                ctx.set(atu.regs.atu.job_doorbell.producer, bells.popleft()[1])
+            if jobs is not None:
+                stats["jobs_done"] += ctx.get(r.job_counters.done_incr)
+                stats["job_errors"] += ctx.get(r.job_counters.errors_incr)
             if ctx.get(atu.regs.atu.flush.done_set):
                 stats["flush_done"].append(clock.now)
             gat_data = gat_base.get(ctx.get(atu.regs.atu.gat_base.addr), 0)
