@@ -8,7 +8,8 @@ direct switch (Htax) runs only for the two FU latencies.  ``stream_64k_*``: 64 K
 an RMA engine translates it (16 pages, one translation at a time) with 4 KB pages without and with
 look-ahead and with one 2 MB page, and warm; ``flush_cycles_range_1g``: a range flush of 1 GiB of 4 KB
 pages.  ``register_1g_*``/``deregister_1g_*``: what the driver's registration and deregistration of
-1 GiB cost (table bytes, CPU stores, flushes), counted against the ATU model without a simulator.
+1 GiB cost (table bytes, CPU stores, flushes), counted against the ATU model without a simulator, and
+with bulk jobs the CPU's stores and jobs (model) and the cycles of each (``*_job_cycles``, the system).
 Writes ``build/bench/atu.json`` and ``docs/atu_throughput_vs_hit_ratio.png``.
 """
 
@@ -22,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import DOCS_DIR, write_bench  # noqa: E402
 
+from rtl.atu.layout import GATE_INDEX_BITS  # noqa: E402
 from sim.atu_host import AtuModelHost  # noqa: E402
-from sim.driver.atu import AtuDriver  # noqa: E402
-from sim.memory import KERNEL, HostMemory  # noqa: E402
+from sim.driver.atu import TABLES, AtuDriver  # noqa: E402
+from sim.memory import HostMemory  # noqa: E402
 from sim.runner import run_cocotb  # noqa: E402
 from sim.tops.atu import SWITCHES, AtuSystem, with_switch  # noqa: E402
 from sim.tops.configs import atu_config  # noqa: E402
@@ -44,10 +46,9 @@ def _run(cfg, switch, params):
 async def _register_1g(cfg, mode, large, out):
     memory = HostMemory()
     host = AtuModelHost(memory, cfg)
-    driver = AtuDriver(host, cfg)
-    k0 = memory.bytes_owned(KERNEL)
+    driver = AtuDriver(host, cfg, jobs=False, first_level=False)
     region = await driver.register(1, 1 << 30, large=large)
-    out[f"register_1g_{mode}_table_bytes"] = memory.bytes_owned(KERNEL) - k0
+    out[f"register_1g_{mode}_table_bytes"] = memory.bytes_owned(TABLES)
     out[f"register_1g_{mode}_cpu_stores"] = host.mem_writes + len(host.gat_writes)
     w0, f0 = host.mem_writes, len(host.flushes)
     await driver.deregister(region)
@@ -55,13 +56,30 @@ async def _register_1g(cfg, mode, large, out):
     out[f"deregister_1g_{mode}_flushes"] = len(host.flushes) - f0
 
 
+async def _register_1g_jobs(cfg, mode, large, out):
+    """The same with bulk jobs, the 4 KiB-page region aligned to a GAT (one job each way)."""
+    host = AtuModelHost(HostMemory(), cfg)
+    driver = AtuDriver(host, cfg, jobs=True, first_level=False, first_page=1 << GATE_INDEX_BITS)
+    region = await driver.register(1, 1 << 30, large=large)
+    out[f"register_1g_{mode}_job_cpu_stores"] = host.mem_writes + host.reg_writes
+    out[f"register_1g_{mode}_jobs"] = len(host.jobs)
+    w0, r0, j0, f0 = host.mem_writes, host.reg_writes, len(host.jobs), len(host.flushes)
+    await driver.deregister(region)
+    out[f"deregister_1g_{mode}_job_cpu_stores"] = host.mem_writes - w0 + host.reg_writes - r0
+    out[f"deregister_1g_{mode}_jobs"] = len(host.jobs) - j0
+    out[f"deregister_1g_{mode}_job_gate_stores"] = host.job_stores - (1 << 30) // (4096 << (9 * large))
+    assert len(host.flushes) - f0 == 1 and all(r.status.name == "OK" for r in host.jobs)
+
+
 def registration_1g(cfg):
     """Register and deregister 1 GiB with the driver (:mod:`sim.driver.atu`) against the ATU model
     (:class:`sim.atu_host.AtuModelHost`), with 4 KiB and with 2 MiB pages: bytes of GAT tables, CPU
-    stores (GATEs and registers) and range flushes."""
+    stores (GATEs and registers) and range flushes; with bulk jobs, the CPU's stores (descriptor words
+    and registers) and the jobs."""
     out = {}
     for mode, large in (("4k", False), ("2m", True)):
         asyncio.run(_register_1g(cfg, mode, large, out))
+        asyncio.run(_register_1g_jobs(cfg, mode, large, out))
     return out
 
 

@@ -229,6 +229,16 @@ METRICS = [
            "the same, 2 MB pages", ""),
     Metric(_ATU, "bench/atu", "flush_cycles_range_1g", "deregistration's one range flush, 1 GiB of 4 KB pages",
            "cycles"),
+    Metric(_ATU, "bench/atu", "deregister_1g_4k_jobs", "bulk jobs to deregister 1 GiB of 4 KB pages (one GAT)", "",
+           at_most(1)),
+    Metric(_ATU, "bench/atu", "register_1g_4k_job_cpu_stores+deregister_1g_4k_job_cpu_stores+"
+           "register_1g_2m_job_cpu_stores+deregister_1g_2m_job_cpu_stores",
+           "CPU stores with bulk jobs (descriptor words and registers): register / deregister 1 GiB, 4 KB pages, "
+           "then 2 MB pages", ""),
+    Metric(_ATU, "bench/atu", "register_1g_4k_job_cycles+deregister_1g_4k_job_cycles+register_1g_2m_job_cycles+"
+           "deregister_1g_2m_job_cycles",
+           "the same, cycles from the driver's call to its return (ATU-bound: 262,144 GATE stores in 32,768 "
+           "WRITEs for 4 KB pages)", "cycles"),
     *_resources(_ATU, "atu", fmax_goal=_FMAX, ff_goal=at_most(829), diss={
         "ecp5_fmax_mhz": "~250 (Virtex-4, ch. 5.5)", "ecp5_ff": "829 (table 5-7)",
         "ecp5_slices": "936 (table 5-7)", "ecp5_dp16kd": "8 (table 5-7)"}),

@@ -1,12 +1,14 @@
 """A host for :class:`sim.driver.atu.AtuDriver` without a simulator: the ATU is :class:`AtuModel`.
 
 :class:`AtuModelHost` offers what the driver uses of a host (``memory``, ``mem_write64``, ``write64``,
-``read64``, ``now``, ``cycles``): the GATEs the CPU stores are kept in ``words`` (absent: zero), the
-GAT base register writes go into the model's ``gat_base``, a flush is done at once, and every access
-is counted, so a test can translate registered pages as the ATU would and a benchmark can count what a
-registration costs the CPU (``bench/atu.py``).
+``read64``, ``mem_read64``, ``now``, ``cycles``): the GATEs the CPU stores are kept in ``words``
+(absent: zero), the GAT base register writes go into the model's ``gat_base``, a flush is done at once,
+a doorbell write runs the posted bulk jobs at once (:meth:`AtuModel.job`: its GATE stores and
+completion word into ``words``), and every access is counted, so a test can translate registered pages
+as the ATU would and a benchmark can count what a registration costs the CPU (``bench/atu.py``).
 """
 
+from rtl.atu.layout import JOB_RING_SHIFT, JOB_WORDS
 from sim.atu_model import AtuModel
 from sim.regs_model import RegModel
 
@@ -17,8 +19,10 @@ class AtuModelHost:
     """``memory``: the allocator (:class:`sim.memory.HostMemory` or :class:`sim.board.BoardMemory`);
     ``cfg``: the configuration (``[atu] gat_entries``, ``[system] vpids``, the register map).
 
-    Attributes: ``atu`` (the model), ``mem_writes`` (GATE stores), ``gat_writes`` ([(index, value)]),
-    ``flushes`` ([(first NLA page, VPID, pages)]), ``reads`` (register reads)."""
+    Attributes: ``atu`` (the model), ``mem_writes`` (CPU stores to memory: GATEs, descriptors),
+    ``gat_writes`` ([(index, value)]), ``flushes`` ([(first NLA page, VPID, pages)]), ``reads`` (register
+    reads), ``reg_writes`` (register writes), ``jobs`` ([JobResult]), ``job_stores`` (GATE stores the jobs
+    made)."""
 
     def __init__(self, memory, cfg):
         self.memory = memory
@@ -28,7 +32,8 @@ class AtuModelHost:
                             read64=self._gate, first_level=cfg["atu"]["gat_cache_entries"] > 0)
         self.gat_writes, self.flushes, self.reads = [], [], []
         self.flush_pages = 1
-        self.mem_writes = 0
+        self.mem_writes = self.reg_writes = self.job_stores = 0
+        self.ring, self.consumer, self.jobs = 0, 0, []
 
     def _gate(self, addr):
         # a GATE read of memory the allocator does not own is a memory error, as the ATU's read of it is
@@ -39,9 +44,33 @@ class AtuModelHost:
         self.mem_writes += 1
         self.words[addr] = value
 
+    async def mem_read64(self, addr):
+        return self.words.get(addr, 0)
+
+    def _run_jobs(self, producer):
+        size = self.ring >> 1 & 15
+        base = self.ring >> JOB_RING_SHIFT << JOB_RING_SHIFT
+        while self.consumer != producer:
+            addr = base + 32 * (self.consumer % (1 << size))
+            words = [self.words.get(addr + 8 * k, 0) for k in range(JOB_WORDS)]
+            r = self.atu.job(words if self.memory.owner(addr) is not None else None, self.consumer)
+            for a, w in r.stores:
+                self.words[a] = w
+            self.job_stores += len(r.stores)
+            if r.flush:
+                self.flushes.append((r.flush[0], r.flush[2], r.flush[1]))
+            self.words[addr + 8 * (JOB_WORDS - 1)] = r.completion
+            self.jobs.append(r)
+            self.consumer = (self.consumer + 1) & 0xFFFF
+
     async def write64(self, addr, value):
         path = self.regs.reg(addr).path
-        if path.startswith("atu.gat_base["):
+        self.reg_writes += 1
+        if path == "atu.job_ring":
+            self.ring = value
+        elif path == "atu.job_doorbell":
+            self._run_jobs(value & 0xFFFF)
+        elif path.startswith("atu.gat_base["):
             index = int(path[len("atu.gat_base["):-1])
             self.atu.gat_base[index] = value
             self.gat_writes.append((index, value))

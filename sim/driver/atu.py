@@ -35,8 +35,17 @@ configured).
   ``done``), so no FU uses the old translation afterwards; the memory goes back to the host.  NLA
   space is never reused.
 
-GATEs are written by the CPU (``host.mem_write64``: no bus traffic); the GAT base and flush registers
-through the NIC.  A registration ends with one read of the flush register behind the posted GAT base
+With ``jobs`` (default: the configuration's ATU has the bulk-job engine, ``[atu] jobs``) a registration of
+at least ``JOB_PAGES`` pages and every deregistration are **bulk jobs** (``docs/atu.md``, "Bulk jobs"):
+one descriptor per GAT the region touches (REGISTER: the ATU writes the GATEs; DEREGISTER: it zeroes
+them and runs the range flush) in a ring of ``JOB_RING`` descriptors (allocated and enabled with the
+first job), one doorbell write, then the CPU polls the completion words in memory; a status other than
+OK raises ``RuntimeError``.  So the CPU's stores no longer scale with the pages.  The memory the ATU
+reads and writes (GATs, the first-level table, the job ring) belongs to the owner ``TABLES``
+(``"atu"``), so a test's ownership hook can allow the ATU's writes there and nowhere else.
+
+Otherwise GATEs are written by the CPU (``host.mem_write64``: no bus traffic); the GAT base and flush
+registers through the NIC.  A registration ends with one read of the flush register behind the posted GAT base
 writes, so they have landed when it returns.
 """
 
@@ -46,15 +55,19 @@ from rtl.atu.layout import (
     GAT_BASE_SHIFT,
     GAT_TABLE_SHIFT,
     GATE_INDEX_BITS,
+    JOB_WORDS,
     LARGE_PAGE_BITS,
     MAX_GAT_INDEX_BITS,
     GatBase,
+    JobOp,
+    JobStatus,
 )
-from sim.atu_model import gate_word
+from sim.atu_model import gate_word, job_completion, job_descriptor
 from sim.layout import pack
 from sim.regs_model import RegModel
 
-__all__ = ["AtuDriver", "Region", "PAGE", "LARGE_PAGE", "GAT_BYTES", "LARGE_GAT_BYTES"]
+__all__ = ["AtuDriver", "Region", "PAGE", "LARGE_PAGE", "GAT_BYTES", "LARGE_GAT_BYTES", "JOB_PAGES", "JOB_RING",
+           "TABLES"]
 
 PAGE = 4096
 LARGE_PAGE = PAGE << LARGE_PAGE_BITS    # 2 MiB
@@ -62,6 +75,9 @@ GAT_PAGES = 1 << GATE_INDEX_BITS        # NLA pages a GAT covers
 GAT_BYTES = 8 * GAT_PAGES               # 2 MB: a 4 KiB-page GAT's 2**18 GATEs
 LARGE_GATES = GAT_PAGES >> LARGE_PAGE_BITS
 LARGE_GAT_BYTES = 8 * LARGE_GATES       # 4 KiB: a large-page GAT's 2**9 GATEs
+JOB_PAGES = 64                          # registrations of at least this many GATEs are bulk jobs
+TABLES = "atu"                          # the owner of the memory the ATU writes: GATs, first-level table, job ring
+JOB_RING = 64                           # descriptors in the job ring (2 KiB)
 
 
 @dataclass
@@ -85,7 +101,7 @@ class Region:
 class AtuDriver:
     """One node's ATU as the kernel sees it: ``host`` (:class:`sim.host.HostModel`) and ``cfg``."""
 
-    def __init__(self, host, cfg, *, regs=None, first_page=1, first_level=None):
+    def __init__(self, host, cfg, *, regs=None, first_page=1, first_level=None, jobs=None):
         self.host, self.cfg = host, cfg
         self.regs = regs or RegModel.from_config(cfg)
         # the first-level table in host memory (the ATU has a GAT cache): 2^14 GATs
@@ -100,15 +116,18 @@ class AtuDriver:
         self.large_gat, self.large_slot = None, LARGE_GATES    # the open large-page GAT, its next GATE
         self.regions = []
         self._flush_pages = 1           # atu.flush_range as last written (reset: one page)
+        self.jobs = cfg["atu"]["jobs"] if jobs is None else jobs
+        self.ring = None                # the job ring's base, once allocated
+        self.producer = 0               # the next job's index (the doorbell's value)
 
     # -- GATs ---------------------------------------------------------------------------------------
     async def _gat(self, index, *, large):
         if index not in self.gats:
             if large:
-                base = self.host.memory.alloc(LARGE_GAT_BYTES)
+                base = self.host.memory.alloc(LARGE_GAT_BYTES, owner=TABLES)
                 self.large_gats.add(index)
             else:
-                base = self.host.memory.alloc(8 * self.gat_gates, huge=True)
+                base = self.host.memory.alloc(8 * self.gat_gates, huge=True, owner=TABLES)
             entry = pack(GatBase, {"addr": base >> GAT_BASE_SHIFT, "large": int(large)})
             if self.first_level:
                 await self.host.mem_write64(await self._table() + 8 * index, entry)
@@ -120,7 +139,7 @@ class AtuDriver:
     async def _table(self):
         """The first-level table (allocated, zeroed and enabled the first time): 2^14 entries."""
         if self.table is None:
-            self.table = self.host.memory.alloc(8 << MAX_GAT_INDEX_BITS, align=1 << GAT_TABLE_SHIFT)
+            self.table = self.host.memory.alloc(8 << MAX_GAT_INDEX_BITS, align=1 << GAT_TABLE_SHIFT, owner=TABLES)
             await self.host.write64(self.regs.addr("atu.gat_table"), self.table | 1)
         return self.table
 
@@ -178,6 +197,11 @@ class AtuDriver:
         self._check_small(first, first + pages)
         phys = self.host.memory.alloc(pages * PAGE, owner=owner)
         self.next_page += pages
+        if self.jobs and pages >= JOB_PAGES:
+            for index in range(first >> GATE_INDEX_BITS, ((first + pages - 1) >> GATE_INDEX_BITS) + 1):
+                await self._gat(index, large=False)
+            await self._run_jobs(JobOp.REGISTER, vpid, first, pages, large=False, phys=phys, read=read, write=write)
+            return Region(vpid, first * PAGE, phys, pages * PAGE, read, write)
         for k in range(pages):
             page = first + k
             base = await self._gat(page >> GATE_INDEX_BITS, large=False)
@@ -201,14 +225,20 @@ class AtuDriver:
         self.large_gat = gat + (end - 1) // LARGE_GATES
         self.large_slot = end - (self.large_gat - gat) * LARGE_GATES
         phys = self.host.memory.alloc(size, owner=owner, huge=True)
+        nla_page = (gat << GATE_INDEX_BITS) + (slot << LARGE_PAGE_BITS)
+        if self.jobs and pages >= JOB_PAGES:
+            for index in range((slot + pages - 1) // LARGE_GATES + 1):
+                await self._gat(gat + index, large=True)
+            await self._run_jobs(JobOp.REGISTER, vpid, nla_page, pages, large=True, phys=phys, read=read,
+                                 write=write)
+            return Region(vpid, nla_page * PAGE, phys, size, read, write, large=True)
         for k in range(pages):
             index, gate = divmod(slot + k, LARGE_GATES)
             base = await self._gat(gat + index, large=True)
             await self.host.mem_write64(base + 8 * gate,
                                         gate_word(ppn=(phys >> 12) + (k << LARGE_PAGE_BITS), vpid=vpid,
                                                   read=int(read), write=int(write), large=1))
-        nla = ((gat << GATE_INDEX_BITS) + (slot << LARGE_PAGE_BITS)) * PAGE
-        return Region(vpid, nla, phys, size, read, write, large=True)
+        return Region(vpid, nla_page * PAGE, phys, size, read, write, large=True)
 
     def gate(self, nla):
         """Host address of the GATE of byte NLA ``nla`` (which must be in a registered GAT)."""
@@ -238,9 +268,63 @@ class AtuDriver:
 
     async def deregister(self, region):
         """Invalidate the region's GATEs, flush the region's pages with one range flush, and free the
-        pages."""
+        pages (with ``jobs``: DEREGISTER jobs, one per GAT, each with its range flush)."""
+        if self.jobs:
+            await self._run_jobs(JobOp.DEREGISTER, region.vpid, region.nla >> 12, region.size // region.page_size,
+                                 large=region.large)
+            self.host.memory.free(region.phys, region.size)
+            self.regions.remove(region)
+            return
         for offset in range(0, region.size, region.page_size):
             await self.host.mem_write64(self.gate(region.nla + offset), 0)
         await self.flush(region.nla >> 12, region.vpid, pages=region.size // PAGE)
         self.host.memory.free(region.phys, region.size)
         self.regions.remove(region)
+
+    # -- bulk jobs ----------------------------------------------------------------------------------
+    async def _ring(self):
+        """The job ring (allocated, zeroed and enabled the first time)."""
+        if self.ring is None:
+            self.ring = self.host.memory.alloc(32 * JOB_RING, owner=TABLES)
+            await self.host.write64(self.regs.addr("atu.job_ring"),
+                                    self.ring | (JOB_RING.bit_length() - 1) << 1 | 1)
+        return self.ring
+
+    async def _run_jobs(self, op, vpid, nla_page, count, *, large, phys=0, read=True, write=True,
+                        timeout_cycles=None):
+        """``count`` GATEs (of 2 MiB pages if ``large``) from ``nla_page``: one job per GAT, posted with
+        one doorbell write; returns when every completion word says done (``RuntimeError`` for a status
+        other than OK, ``TimeoutError`` after ``timeout_cycles``, default from the pages)."""
+        ring = await self._ring()
+        step = LARGE_GATES if large else GAT_PAGES          # GATEs per GAT
+        shift = LARGE_PAGE_BITS if large else 0
+        posted, k = [], 0
+        while k < count:
+            page = nla_page + (k << shift)
+            n = min(count - k, step - ((page & (GAT_PAGES - 1)) >> shift))
+            index, self.producer = self.producer, (self.producer + 1) & 0xFFFF
+            addr = ring + 32 * (index % JOB_RING)
+            words = job_descriptor(op=op, count=n, nla_page=page, vpid=vpid, ppn=(phys >> 12) + (k << shift),
+                                   read=int(read), write=int(write), large=int(large))
+            for w in range(JOB_WORDS):
+                await self.host.mem_write64(addr + 8 * w, words[w])
+            posted.append((index, addr, n))
+            k += n
+        if len(posted) > JOB_RING:
+            raise ValueError(f"{len(posted)} jobs do not fit the ring of {JOB_RING}")
+        await self.host.write64(self.regs.addr("atu.job_doorbell"), self.producer)
+        limit = timeout_cycles or 20000 + 16 * count
+        start = self.host.now()
+        for index, addr, n in posted:
+            while True:
+                done = job_completion(await self.host.mem_read64(addr + 8 * (JOB_WORDS - 1)))
+                if done["done"]:
+                    break
+                if self.host.now() - start > limit:
+                    st = await self.host.read64(self.regs.addr("atu.job_status"))
+                    raise TimeoutError(f"ATU job {index} ({op.name}, {n} pages) not done in {limit} cycles "
+                                       f"(atu.job_status: consumer {st & 0xFFFF}, busy {st >> 16 & 1})")
+                await self.host.cycles(min(256, 8 + n // 32))
+            if done["status"] != JobStatus.OK or done["index"] != index:
+                raise RuntimeError(f"ATU job {index} ({op.name} of {n} pages from NLA page {nla_page:#x}) "
+                                   f"completed with {done['status'].name}, index {done['index']}")

@@ -13,10 +13,19 @@ from collections import deque
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from rtl.atu.layout import GATE_INDEX_BITS, LARGE_PAGE_BITS
+from rtl.atu.layout import GATE_INDEX_BITS, LARGE_PAGE_BITS, JobOp, JobStatus
 from rtl.common.ats import AtsCause, AtsCmd
 from rtl.common.htax import HtaxCmd
-from sim.atu_model import AtuModel, decode_ats, flush_response, gate_word, translation_request
+from sim.atu_model import (
+    AtuModel,
+    decode_ats,
+    flush_response,
+    gate_word,
+    job_completion,
+    job_descriptor,
+    translation_request,
+)
+from sim.driver.atu import JOB_PAGES, JOB_RING, AtuDriver
 from sim.host import HostModel
 from sim.htax_bus import HtaxSink, HtaxSource
 from sim.htax_packet import HtaxPacket
@@ -505,7 +514,8 @@ async def first_level_table(dut):
     """The first-level table in host memory (``atu.gat_table``) through the GAT cache: GATs far beyond
     the on-chip table (a 4 KB-page and a large-page GAT, the last index), an entry not configured; then
     a GAT's entry re-pointed to another GAT and flushed (``gat`` + a range over the GAT's pages): later
-    requests see the new GATEs.  Leaves the first-level table off."""
+    requests see the new GATEs.  Leaves the first-level table off and its GATs' cached entries
+    invalidated."""
     host, rng, model = await setup(dut)
     table = host.memory.alloc(HUGE, huge=True)                  # 128 KB aligned (2 MB here)
     gats = {600: 0, 9000: 1, (1 << 14) - 1: 0}                  # GAT index -> large
@@ -544,5 +554,68 @@ async def first_level_table(dut):
     assert sum(len(u.results) for u in units) == n0 + 6
     await host.write64(REGS.addr("atu.gat_table"), 0)
     await host.write64(REGS.addr("atu.flush_range"), 0)
+    for g in gats:                      # the next table starts with a clean GAT cache
+        await flush(host, g << GATE_INDEX_BITS, ats=0, gat=1)
     model.gat_table = 0
+    check_clean(host, units)
+
+
+@cocotb.test()
+async def bulk_jobs(dut):
+    """Bulk jobs through the driver (``sim/driver/atu.py``, the configuration's first-level table): a
+    4 KiB-page and a 2 MiB-page registration each by one REGISTER job, translated from the FUs; the large
+    region's DEREGISTER job runs while the FUs translate the other region; then the other's; then bad
+    descriptors complete with their status and count in ``atu.job_counters``.  Leaves the first-level
+    table off."""
+    host, rng, model = await setup(dut)
+    drv = AtuDriver(host, CFG)
+    assert drv.jobs and drv.first_level
+    c0 = await host.read64(REGS.addr("atu.job_counters"))
+    small = await drv.register(6, 100 * 4096, write=False)
+    large = await drv.register(7, JOB_PAGES * HUGE)
+    model.gat_table = drv.table | 1
+    units = fus(dut, host, rng)
+    pages = [(small.nla >> 12) + k for k in rng.sample(range(100), 30)]
+    pages += [(large.nla >> 12) + rng.randrange(JOB_PAGES << LARGE_PAGE_BITS) for _ in range(30)]
+    for i, p in enumerate(pages):
+        units[i % len(units)].request(6 if p < large.nla >> 12 else 7, p, rng.getrandbits(1), next=1)
+    await drain(host, units)
+    assert compare(units, lambda info, _: model.translate(*info), "registered") == len(pages)
+    assert sum(r[1].ok for u in units for r in u.results) >= 30
+    # deregister the large region while the FUs translate the small one, then the small one
+    task = cocotb.start_soon(drv.deregister(large))
+    before = [len(u.results) for u in units]
+    for i in range(60):
+        units[i % len(units)].request(6, (small.nla >> 12) + rng.randrange(100), 0)
+    await drain(host, units)
+    await task
+    during = [r[1] for u, n in zip(units, before, strict=True) for r in u.results[n:]]
+    assert len(during) == 60 and all(t.ok for t in during), during
+    await drv.deregister(small)
+    before = [len(u.results) for u in units]
+    for i, p in enumerate(pages):
+        units[i % len(units)].request(6 if p < large.nla >> 12 else 7, p, 0)
+    await drain(host, units)
+    after = [r[1] for u, n in zip(units, before, strict=True) for r in u.results[n:]]
+    assert len(after) == len(pages) and all(t.cause == AtsCause.INVALID_GATE for t in after), after
+    # bad descriptors, posted by hand after the driver's jobs
+    ring, first = drv.ring, drv.producer
+    bad = [(job_descriptor(op=JobOp.REGISTER, count=0, nla_page=small.nla >> 12), JobStatus.MALFORMED),
+           (job_descriptor(op=JobOp.REGISTER, count=4, nla_page=(700 << GATE_INDEX_BITS) | 3),
+            JobStatus.GAT_NOT_CONFIGURED),
+           (job_descriptor(op=JobOp.DEREGISTER, count=4, nla_page=(large.nla >> 12) + 1, large=1), JobStatus.PAGE_SIZE),
+           (job_descriptor(op=JobOp.FLUSH, count=2, nla_page=small.nla >> 12), JobStatus.OK)]
+    for k, (words, _) in enumerate(bad):
+        for w, word in enumerate(words):
+            host.memory.write64(ring + 32 * ((first + k) % JOB_RING) + 8 * w, word)
+    await host.write64(REGS.addr("atu.job_doorbell"), first + len(bad))
+    for _ in range(200):
+        if await host.read64(REGS.addr("atu.job_status")) & 0xFFFF == first + len(bad):
+            break
+        await host.cycles(16)
+    got = [job_completion(host.memory.read64(ring + 32 * ((first + k) % JOB_RING) + 24)) for k in range(len(bad))]
+    assert [(g["done"], g["status"], g["index"]) for g in got] == [(1, s, first + k) for k, (_, s) in enumerate(bad)]
+    c1 = await host.read64(REGS.addr("atu.job_counters"))
+    assert ((c1 & 0xFFFF_FFFF) - (c0 & 0xFFFF_FFFF), (c1 >> 32) - (c0 >> 32)) == (4 + len(bad), 3)
+    await host.write64(REGS.addr("atu.gat_table"), 0)
     check_clean(host, units)

@@ -12,11 +12,13 @@ import json
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from rtl.atu.layout import GATE_INDEX_BITS
 from rtl.common.htax import HtaxCmd
 from sim.atu_model import gate_word
+from sim.driver.atu import AtuDriver
 from sim.runner import tb_params
 
-from .tb_atu import HUGE, REGS, drain, flush, fus, set_gat, setup
+from .tb_atu import CFG, HUGE, REGS, drain, flush, fus, set_gat, setup
 from .tb_atu import TLB_CNT as TLB_COUNTERS
 
 
@@ -76,6 +78,24 @@ async def streams(host, model, u, units):
                 assert misses == 0, (mode, misses)
             out[f"stream_64k_{mode}_{temp}_cycles"] = res[-1][3] - res[0][2]
     u.window = None
+    return out
+
+
+async def jobs_1g(host):
+    """Register and deregister 1 GiB through the driver with bulk jobs (one REGISTER and one DEREGISTER
+    job each; the 4 KB-page region fills one GAT, 262,144 GATEs; the 2 MB-page one takes 512 GATEs):
+    cycles from the driver's call to its return (its CPU stores, the doorbell, the job, the CPU's polls
+    of the completion word every <= 256 cycles; the deregistration's range flush included)."""
+    out = {}
+    drv = AtuDriver(host, CFG, first_page=2 << GATE_INDEX_BITS, first_level=False)
+    assert drv.jobs
+    for mode, large in (("4k", False), ("2m", True)):
+        t0 = host.now()
+        region = await drv.register(1, 1 << 30, large=large)
+        t1 = host.now()
+        await drv.deregister(region)
+        out[f"register_1g_{mode}_job_cycles"] = t1 - t0
+        out[f"deregister_1g_{mode}_job_cycles"] = host.now() - t1
     return out
 
 
@@ -195,6 +215,7 @@ async def bench(dut):
     await host.write64(REGS.addr("atu.flush_range"), 0)
 
     out.update(await streams(host, model, u, units))
+    out.update(await jobs_1g(host))
     with open(p["out"], "w") as f:
         json.dump(out, f)
     assert not host.errors and not any(x.errors for x in units)

@@ -30,6 +30,9 @@ from sim.tops.configs import atu_config
     (dict(host_port=2), ValueError, "host_port must differ from htax_port, both are 2"),
     (dict(fu_ports=(3, 3)), ValueError, "fu_ports must be distinct, not [3, 3]"),
     (dict(fu_ports=(2, 3)), ValueError, "fu_ports must not contain the ATU's own port 2"),
+    (dict(jobs=True), ValueError, "reorder_entries must be at most 16 with jobs (the job engine's reads take tag "
+                                  "31), not 32"),
+    (dict(jobs=1, reorder_entries=16), TypeError, "jobs must be a bool, not 1"),
 ])
 def test_parameter_errors(kw, exc, msg):
     with pytest.raises(exc) as e:
@@ -74,10 +77,10 @@ def test_switch_choice():
     ("random_translations", {"jitter": 0, "requests": 300, "gap_p": 0.3}),
     ("flush_storm", {"jitter": 20, "flushes": 10, "late": 80}),
     ("vpid_isolation", {}),
-    # three testcases in one simulation: one elaboration (15 s) instead of three.  cocotb runs them in
+    # four testcases in one simulation: one elaboration (15 s) instead of four.  cocotb runs them in
     # the module's order; bad_input, first, expects GATs that are not configured (the GAT base
     # table is block RAM, which the reset leaves as it is), so vpid_isolation runs alone
-    (["bad_input", "registration_sequence", "first_level_table"], {}),
+    (["bad_input", "registration_sequence", "first_level_table", "bulk_jobs"], {}),
 ])
 def test_atu_cocotb(testcase, params):
     run_cocotb(_system(), name="atu_system", test_module="tests.atu.tb_atu", testcase=testcase, params=params)

@@ -20,9 +20,10 @@ REVISION = (0, False)               # NicSystem's default: pinned
 
 
 def allowed(addr, size, owner):
-    """The default ownership hook: the NIC writes only mailboxes, notification queues, locks and VPID
-    memory."""
-    return isinstance(owner, str) and owner.startswith(("velo", "rma_nq", "rma_locks", "vpid"))
+    """The default ownership hook: the NIC writes only mailboxes, notification queues, locks, VPID
+    memory and the ATU's tables (``sim.driver.atu.TABLES``: its bulk jobs' GATE stores and completion
+    words)."""
+    return isinstance(owner, str) and owner.startswith(("velo", "rma_nq", "rma_locks", "vpid", "atu"))
 
 
 async def bring_up(dut, cfg, topology, *, seed=None, hook=allowed, **host_kw):

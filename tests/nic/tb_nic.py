@@ -5,13 +5,15 @@
 message each way arrives whole with its source; an RMA put copies node 0's bytes into node 1's memory,
 a get copies node 1's bytes back, with the notifications table 7-2 calls for; FCAA on a lock of node 1
 succeeds, fails on a taken lock and releases it; a put and a get between VPIDs in virtual mode go
-through both ATUs.  Every expectation comes from what was sent, not
-from the RTL; the network counters show the packets crossed the link (none dropped)."""
+through both ATUs; a region registered and deregistered by bulk jobs takes a put, then faults one.
+Every expectation comes from what was sent, not from the RTL; the network counters show the packets
+crossed the link (none dropped)."""
 
 import cocotb
 
-from rtl.rma.formats import RmaCommand
+from rtl.rma.formats import RmaCommand, RmaError
 from rtl.rma.formats import RmaNotifyClass as Cls
+from sim.driver.atu import JOB_PAGES
 from sim.driver.rma import MAX_INT
 from sim.runner import tb_params
 from sim.tops.configs import CONFIGS, nic_config
@@ -108,6 +110,37 @@ async def rma_virtual(nics, rng):
         assert c >> 32 > 0, f"node {nic.node}: no TLB miss counted ({c:#x})"
 
 
+async def rma_bulk_jobs(nics, rng):
+    """With the ATU's job engine (``[atu] jobs`` in ``configs/test_nic.toml``): node 1 registers
+    ``JOB_PAGES`` pages by one REGISTER job (the ATU's GATE stores through the NIC's HTAX to its host),
+    node 0 puts into one of them; node 1 deregisters them by one DEREGISTER job, whose range flush
+    reaches node 1's RMA; a put to the same NLA then ends in the completer's ``ATU_FAULT``."""
+    vpid = 4
+    ports = [await nic.rma.open(vpid) for nic in nics]
+    mems = [nic.host.memory for nic in nics]
+    jobs = nics[1].regs.addr("atu.job_counters")
+    j0 = await nics[1].host.read64(jobs)
+    local = await ports[0].register(4096)
+    remote = await ports[1].register(JOB_PAGES * 4096)
+    assert await nics[1].host.read64(jobs) - j0 == 1, "one REGISTER job, no error"
+    data = bytes(rng.randrange(256) for _ in range(256))
+    mems[0].write(local.phys, data)
+    target = remote.nla + 40 * 4096 + 128
+    await ports[0].put(1, vpid, local.nla, target, 256, notify=(0, 1, 0))
+    n = await ports[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value)
+    assert (n["command"], n["error"], n["value"]) == (RmaCommand.PUT.value, 0, target), n
+    assert mems[1].read(remote.phys + 40 * 4096 + 128, 256) == data
+    f0 = await nics[1].host.read64(nics[1].regs.addr("atu.flush_counters"))
+    await nics[1].atu.deregister(remote)
+    assert await nics[1].host.read64(jobs) - j0 == 2, "one DEREGISTER job, no error"
+    assert (await nics[1].host.read64(nics[1].regs.addr("atu.flush_counters")) >> 32) - (f0 >> 32) == 1
+    await ports[0].put(1, vpid, local.nla, target, 256, notify=(0, 1, 0))
+    n = await ports[1].wait(lambda n: n["cls"] == Cls.COMPLETER.value)
+    assert (n["command"], n["error"]) == (RmaCommand.PUT.value, RmaError.ATU_FAULT.value), n
+    rc = await nics[1].rma.counters()
+    assert rc["drops.atu_faults"] > 0 and rc["drops.atu_flushes"] == 1, rc     # the job's flush reached RMA
+
+
 @cocotb.test()
 async def smoke(dut):
     nics, rng = await bring_up(dut, CFG, TOPOLOGY)
@@ -123,6 +156,8 @@ async def smoke(dut):
         assert all(v == 0 for k, v in c.items() if "drops" in k or "malformed" in k), (nic.node, c)
         rc = await nic.rma.counters()
         assert all(rc[k] == 0 for k in rc if k.startswith(("errors", "drops"))), (nic.node, rc)
+    await rma_bulk_jobs(nics, rng)                  # last: it counts an ATU fault on purpose
+    for nic in nics:
         check_clean(nic)
 
 
@@ -134,7 +169,6 @@ async def axi_errors(dut):
     the remote memory is untouched."""
     from cocotbext.axi import AxiBurstType, AxiResp
 
-    from rtl.rma.formats import RmaError
     nics, rng = await bring_up(dut, CFG, TOPOLOGY)
     h, base = nics[0].host, CFG["system"]["device_base"]
     cpu = h._cpu                                    # the AXI manager itself: requests the driver never makes

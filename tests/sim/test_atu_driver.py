@@ -16,12 +16,13 @@ from rtl.common.ats import AtsCause
 from sim.atu_host import AtuModelHost
 from sim.atu_model import gate_fields
 from sim.board import BoardMemory
-from sim.driver.atu import LARGE_PAGE, PAGE, AtuDriver
-from sim.memory import KERNEL, HostMemory
+from sim.driver.atu import JOB_PAGES, LARGE_PAGE, PAGE, TABLES, AtuDriver
+from sim.memory import HostMemory
 from sim.regs_model import RegModel
 from sim.tops.configs import nic_config
 
 CFG = nic_config()
+CFG["atu"]["jobs"] = False          # the CPU stores every GATE (test_bulk_jobs turns the job engine on)
 GATS = CFG["atu"]["gat_entries"]            # 16
 VPIDS = CFG["system"]["vpids"]
 GAT_PAGES = 1 << 18
@@ -70,7 +71,7 @@ def test_small_and_large_regions_translate():
     # one base write per GAT: the 4 KiB-page GAT 2 MB aligned, the large-page GAT a 4 KiB table with bit 0
     assert [i for i, _ in host.gat_writes] == [0, 15] and atu.large_gats == {15}
     small_base, large_base = host.gat_writes[0][1], host.gat_writes[1][1]
-    assert small_base % (2 << 20) == 0 and large_base & 0xFFF == 1 and host.memory.owner(large_base & ~1) == KERNEL
+    assert small_base % (2 << 20) == 0 and large_base & 0xFFF == 1 and host.memory.owner(large_base & ~1) == TABLES
     assert host.mem_writes == 1 + 2 + 4 + 1 + 512 + 1 and len(host.reads) == len(regions)
     for r in regions:
         check_region(host, r)
@@ -210,3 +211,37 @@ def test_first_level_table():
     assert large.large and large.nla >> 30 == (1 << 14) - 1            # the last GAT
     for r in (small, large):
         check_region(host, r)
+
+
+@pytest.mark.parametrize("first_level", [0, 8])
+def test_bulk_jobs(first_level):
+    """With the job engine (``[atu] jobs``) a registration of at least JOB_PAGES GATEs is one REGISTER
+    job per GAT it touches (a 4 KiB-page region across a GAT boundary: two) and every deregistration
+    DEREGISTER jobs with their range flushes: the pages translate as with CPU stores, the CPU stores 4
+    words per job, and after deregistration every GATE is 0."""
+    cfg = copy.deepcopy(CFG)
+    cfg["atu"]["jobs"] = True
+    cfg["atu"]["gat_cache_entries"] = first_level
+    host = AtuModelHost(HostMemory(), cfg)
+    atu = AtuDriver(host, cfg, first_page=GAT_PAGES - 100)
+
+    async def scenario():
+        small = await atu.register(3, 300 * PAGE, write=False)             # GATs 0 and 1
+        stores = host.mem_writes
+        large = await atu.register(4, JOB_PAGES * LARGE_PAGE)
+        few = await atu.register(5, 2 * PAGE)                              # below JOB_PAGES: CPU stores
+        return small, stores, large, few
+    small, stores, large, few = run(scenario())
+    assert [r.status.name for r in host.jobs] == ["OK"] * 3
+    assert host.job_stores == 300 + JOB_PAGES
+    assert stores == 8 + (2 if first_level else 0)          # 2 descriptors (and 2 first-level entries)
+    for r in (small, large, few):
+        check_region(host, r, pages=range(0, r.size // PAGE, 97))
+    gates = [atu.gate(small.nla + k * PAGE) for k in range(300)]
+    run(atu.deregister(small))
+    run(atu.deregister(large))
+    assert [r.status.name for r in host.jobs[3:]] == ["OK"] * 3
+    assert all(host.words.get(g, 0) == 0 for g in gates)
+    assert host.flushes == [(small.nla >> 12, 3, 100), ((small.nla >> 12) + 100, 3, 200),
+                            (large.nla >> 12, 4, JOB_PAGES << 9)]
+    assert host.atu.translate(3, small.nla >> 12, 0).cause == AtsCause.INVALID_GATE
