@@ -23,7 +23,8 @@ ATU makes, the range flush it runs and the status in its completion word, checke
 unreadable descriptor -> ``MEMORY_ERROR``; unknown op, count 0, a reserved bit set or VPID not below
 ``vpids`` -> ``MALFORMED``; ``large`` with a first NLA page (or, to register, a PPN) not 2 MB aligned
 -> ``PAGE_SIZE``; a register or deregister job whose GAT index is beyond the table or whose pages leave
-their GAT, a flush beyond the NLA space -> ``RANGE``; then (register, deregister) the GAT entry: its
+their GAT, a register job whose physical pages pass the 40-bit PPN, a flush beyond the NLA space ->
+``RANGE``; then (register, deregister) the GAT entry: its
 read fails -> ``MEMORY_ERROR``, not configured -> ``GAT_NOT_CONFIGURED``, ``large`` differs ->
 ``PAGE_SIZE``.  A failed job stores nothing and flushes nothing.
 
@@ -232,7 +233,7 @@ class AtuModel:
             return JobStatus.OK, (), flush
         gat = first >> GATE_INDEX_BITS
         limit = 1 << MAX_GAT_INDEX_BITS if self.table_on else self.gat_entries
-        if gat >= limit or last >> GATE_INDEX_BITS != gat:
+        if gat >= limit or last >> GATE_INDEX_BITS != gat or op == JobOp.REGISTER and d["ppn"] + pages > 1 << 40:
             return JobStatus.RANGE, (), None
         entry = self.gat_entry(gat)
         if entry is None:

@@ -196,7 +196,11 @@ class Atu(wiring.Component):
         regs = self.regs.atu
         m.submodules.jobs = jobs = AtuJobs(formats=f, host_port=self.host_port, htax_port=self.htax_port)
         m.submodules.flush_mux = mux = AtuFlushMux(f)
-        connect(m, jobs.out, tx.jobs)
+        # two beats between the engine and the output: the engine's state advances on the queue's
+        # room (flops), not on the output's late choice, and a packet's beats still follow back to back
+        m.submodules.job_q = q = SyncFIFO(width=len(tx.jobs.payload.as_value()), depth=2)
+        m.d.comb += [q.w_en.eq(jobs.out.valid), q.w_data.eq(jobs.out.payload), jobs.out.ready.eq(q.w_rdy),
+                     tx.jobs.valid.eq(q.r_rdy), tx.jobs.payload.eq(q.r_data), q.r_en.eq(tx.jobs.ready)]
         connect(m, jobs.borrow, lookup.borrow)
         connect(m, jobs.flush, mux.job)
         connect(m, mux.flush, flush.control)

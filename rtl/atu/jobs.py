@@ -53,10 +53,14 @@ class _State(enum.Enum):
 
 class AtuFlushMux(wiring.Component):
     """Shares the flush controller between software (the register file's ``atu.flush``) and the job
-    engine.  Software's flush starts when its strobe comes while no flush runs (as without jobs: a strobe
-    during a software flush is ignored); a strobe during a job's flush waits and starts after it.  The
-    engine's flush starts when no flush runs and software starts none in that cycle (``granted``).
-    ``done`` goes to the owner of the flush that completes.
+    engine, through registers: the controller sees the chosen fields and start strobe one cycle after
+    the choice (so it starts from flops, as without jobs; a flush starts one cycle later than without
+    jobs).  A software strobe starts a flush when the controller is free (no flush runs or is about to
+    start), first when the engine asks in the same cycle; during the engine's flush it waits
+    (``pending``) and starts first when the controller is free; a strobe during a software flush is
+    ignored, as without jobs.  The engine's flush (``job.start``, held until ``granted``) starts when
+    the controller is free and no software strobe waits or comes.  ``done`` goes to the owner of the
+    flush that completes.
 
     Members
     -------
@@ -76,23 +80,28 @@ class AtuFlushMux(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         sw, job, fl = self.sw, self.job, self.flush
-        job_owns = Signal()                 # the running flush is the engine's
-        pending = Signal()                  # a software strobe came during the engine's flush
-        sw_go = (sw.start | pending) & ~self.busy
-        job_go = job.start & ~self.busy & ~sw.start & ~pending
-        m.d.comb += [
-            fl.nla.eq(Mux(job_go, job.nla.as_value(), sw.nla.as_value())),
-            fl.extra.eq(Mux(job_go, job.extra, sw.extra)), fl.vpid.eq(Mux(job_go, job.vpid, sw.vpid)),
-            fl.tlb.eq(Mux(job_go, job.tlb, sw.tlb)), fl.ats.eq(Mux(job_go, job.ats, sw.ats)),
-            fl.gat.eq(Mux(job_go, job.gat, sw.gat)), fl.start.eq(sw_go | job_go),
-            self.granted.eq(job_go),
-            sw.done.eq(fl.done & ~job_owns), job.done.eq(fl.done & job_owns),
-        ]
+        job_owns = Signal()                 # the running (or starting) flush is the engine's
+        pending = Signal()                  # a software strobe waits for the controller
+        started = Signal()                  # = fl.start: the controller starts in this cycle
+        busy = self.busy | started
+        sw_go = (sw.start | pending) & ~busy
+        job_go = job.start & ~sw.start & ~pending & ~busy
+        m.d.sync += started.eq(sw_go | job_go)
         with m.If(sw_go | job_go):
             m.d.sync += job_owns.eq(job_go)
+        for name in ("extra", "vpid", "tlb", "ats", "gat"):
+            reg = Signal.like(getattr(fl, name), name=f"r_{name}")
+            m.d.sync += reg.eq(Mux(job_go, getattr(job, name), getattr(sw, name)))
+            m.d.comb += getattr(fl, name).eq(reg)
+        nla = Signal.like(fl.nla.as_value())
+        m.d.sync += nla.eq(Mux(job_go, job.nla.as_value(), sw.nla.as_value()))
+        m.d.comb += [
+            fl.nla.eq(nla), fl.start.eq(started), self.granted.eq(job_go),
+            sw.done.eq(fl.done & ~job_owns), job.done.eq(fl.done & job_owns),
+        ]
         with m.If(sw_go):
             m.d.sync += pending.eq(0)
-        with m.Elif(sw.start & self.busy & job_owns):
+        with m.Elif(sw.start & busy & job_owns):
             m.d.sync += pending.eq(1)
         return m
 
@@ -112,13 +121,14 @@ class AtuJobs(wiring.Component):
 
     and finally writes the completion word {done, status, index} over the descriptor's last word and
     advances ``consumer`` (``done`` strobes; ``error`` with it for a status other than OK).  A failed
-    check stores nothing.  Checks (the model's order): descriptor read failed (error status, or not the
-    4 words asked) -> MEMORY_ERROR; unknown op, count 0, a reserved bit set, VPID not below ``vpids`` ->
-    MALFORMED; ``large`` with an NLA page (REGISTER: or PPN) not 2 MB aligned -> PAGE_SIZE; REGISTER /
-    DEREGISTER with a GAT index beyond the table or pages beyond their GAT, FLUSH beyond the NLA space
-    -> RANGE; the GAT entry's read failed -> MEMORY_ERROR, not configured -> GAT_NOT_CONFIGURED, its
-    ``large`` flag differs -> PAGE_SIZE.  While the ring is disabled ``consumer`` follows ``producer``
-    (after the running job).  Response beats with :data:`JOB_TAG` that the engine does not wait for are
+    check stores nothing.  Checks (the model's order): descriptor read failed (error status, not the
+    4 words asked, or a header without data) -> MEMORY_ERROR; unknown op, count 0, a reserved bit set,
+    VPID not below ``vpids`` -> MALFORMED; ``large`` with an NLA page (REGISTER: or PPN) not 2 MB aligned
+    -> PAGE_SIZE; REGISTER / DEREGISTER with a GAT index beyond the table or pages beyond their GAT,
+    REGISTER with physical pages beyond the 40-bit PPN, FLUSH beyond the NLA space -> RANGE; the GAT
+    entry's read failed -> MEMORY_ERROR, not configured -> GAT_NOT_CONFIGURED, its ``large`` flag differs
+    -> PAGE_SIZE.  While the ring is disabled ``consumer`` follows ``producer`` (after the running job).
+    Response beats with :data:`JOB_TAG` that the engine does not wait for are
     ignored.
 
     Parameters
@@ -179,7 +189,7 @@ class AtuJobs(wiring.Component):
         is_hdr = self.beats.valid & beat.first & (hdr.cmd == HtaxCmd.RESPONSE) & (hdr.tag == JOB_TAG) & waiting
         with m.If(is_hdr):
             m.d.sync += [mine.eq(~beat.last), rk.eq(0),
-                         rd_err.eq((hdr.status != HtaxStatus.OK) | (hdr.body.mem.length != want))]
+                         rd_err.eq((hdr.status != HtaxStatus.OK) | (hdr.body.mem.length != want) | beat.last)]
             m.d.comb += ended.eq(beat.last)
         with m.Elif(self.beats.valid & mine):
             m.d.sync += [mine.eq(~beat.last), rk.eq(rk + 1), entry.eq(beat.word.data)]
@@ -210,6 +220,10 @@ class AtuJobs(wiring.Component):
         n = Signal(range(LINE_GATES + 1))       # words of the current WRITE
         k = Signal(range(LINE_GATES))
         last = Signal(42)                       # the range's last NLA page
+        extra = Signal(32)                      # the range's pages - 1 (its flush's ``extra``)
+        ppn_last = Signal(42)                   # the last 4 KB physical page a REGISTER maps
+        fl_req = Signal()                       # = state is FLUSH, as a flop (steers the flush mux)
+        borrowing = Signal()                    # = state is ENTRY for the on-chip table, as a flop
         want, ended = self._receive(m, state, words, entry, rd_err)
         m.d.comb += [self.consumer.eq(consumer), self.busy.eq(state != _State.IDLE)]
 
@@ -225,14 +239,15 @@ class AtuJobs(wiring.Component):
                               | ((d.op == JobOp.REGISTER) & (d.ppn[:LARGE_PAGE_BITS] != 0)))
         far = (gat_index[f.chip_bits:] != 0) & ~table_on
         out_of_range = Mux(d.op == JobOp.FLUSH, last[f.nla_bits:] != 0,
-                           far | (last[GATE_INDEX_BITS:] != gat_index))
+                           far | (last[GATE_INDEX_BITS:] != gat_index)
+                           | ((d.op == JobOp.REGISTER) & (ppn_last[len(d.ppn):] != 0)))
         line_room = LINE_GATES - waddr[:3]
-        self._output(m, state, d, daddr, waddr, left, ppn, n, k, line_room, status, consumer)
+        self._output(m, state, d, daddr, waddr, left, ppn, n, k, line_room, status, consumer, borrowing)
         m.d.comb += [
-            self.borrow.valid.eq((state == _State.ENTRY) & ~table_on), self.borrow.payload.eq(gat_index),
-            self.flush.nla.eq(d.nla_page[:f.nla_bits]), self.flush.extra.eq(pages - 1),
+            self.borrow.valid.eq(borrowing), self.borrow.payload.eq(gat_index),
+            self.flush.nla.eq(d.nla_page[:f.nla_bits]), self.flush.extra.eq(extra),
             self.flush.vpid.eq(d.vpid), self.flush.tlb.eq(1), self.flush.ats.eq(1),
-            self.flush.gat.eq(d.gat & (d.op == JobOp.FLUSH)), self.flush.start.eq(state == _State.FLUSH),
+            self.flush.gat.eq(d.gat & (d.op == JobOp.FLUSH)), self.flush.start.eq(fl_req),
         ]
         moved = self.out.valid & self.out.ready
         m.d.sync += [self.done.eq(0), self.error.eq(0)]
@@ -260,7 +275,8 @@ class AtuJobs(wiring.Component):
                     with m.If(want == JOB_WORDS):
                         m.d.sync += status.eq(JobStatus.OK)
             with m.Case(_State.CHECK):
-                m.d.sync += [state.eq(_State.DECIDE), last.eq(d.nla_page + pages - 1)]
+                m.d.sync += [state.eq(_State.DECIDE), last.eq(d.nla_page + pages - 1), extra.eq(pages - 1),
+                             ppn_last.eq(d.ppn + pages - 1)]
             with m.Case(_State.DECIDE):
                 m.d.sync += [state.eq(_State.DONE), left.eq(d.count), ppn.eq(d.ppn)]
                 with m.If(rd_err):
@@ -272,12 +288,13 @@ class AtuJobs(wiring.Component):
                 with m.Elif(out_of_range):
                     m.d.sync += status.eq(JobStatus.RANGE)
                 with m.Elif(d.op == JobOp.FLUSH):
-                    m.d.sync += state.eq(_State.FLUSH)
+                    m.d.sync += [state.eq(_State.FLUSH), fl_req.eq(1)]
                 with m.Else():
-                    m.d.sync += [state.eq(_State.ENTRY), want.eq(1)]
+                    m.d.sync += [state.eq(_State.ENTRY), want.eq(1), borrowing.eq(~table_on)]
             with m.Case(_State.ENTRY):
-                with m.If(Mux(table_on, moved, self.borrow.ready)):
-                    m.d.sync += [state.eq(Mux(table_on, _State.WAIT, _State.ENTRY_DATA)), rd_err.eq(0)]
+                with m.If(Mux(borrowing, self.borrow.ready, moved)):
+                    m.d.sync += [state.eq(Mux(borrowing, _State.ENTRY_DATA, _State.WAIT)), rd_err.eq(0),
+                                 borrowing.eq(0)]
             with m.Case(_State.ENTRY_DATA):
                 m.d.sync += [state.eq(_State.GAT), entry.eq(self.gat_data)]
             with m.Case(_State.GAT):
@@ -295,9 +312,10 @@ class AtuJobs(wiring.Component):
                     with m.If(k + 1 == n):
                         m.d.sync += state.eq(Mux(left == 1, Mux(d.op == JobOp.DEREGISTER, _State.FLUSH, _State.DONE),
                                                  _State.STORE))
+                        m.d.sync += fl_req.eq((left == 1) & (d.op == JobOp.DEREGISTER))
             with m.Case(_State.FLUSH):
                 with m.If(self.granted):
-                    m.d.sync += state.eq(_State.FLUSH_WAIT)
+                    m.d.sync += [state.eq(_State.FLUSH_WAIT), fl_req.eq(0)]
             with m.Case(_State.FLUSH_WAIT):
                 with m.If(self.flush.done):
                     m.d.sync += state.eq(_State.DONE)
@@ -311,9 +329,11 @@ class AtuJobs(wiring.Component):
                 m.d.comb += [Assert((n != 0) & (k < n) & (left != 0)), Assert(waddr[:3] + (n - k) <= LINE_GATES)]
             with m.If(state == _State.STORE):
                 m.d.comb += Assert(left != 0)
+            m.d.comb += [Assert(fl_req == (state == _State.FLUSH)),
+                         Assert(~borrowing | (state == _State.ENTRY))]
         return m
 
-    def _output(self, m, state, d, daddr, waddr, left, ppn, n, k, line_room, status, consumer):
+    def _output(self, m, state, d, daddr, waddr, left, ppn, n, k, line_room, status, consumer, borrowing):
         """The engine's beats: the descriptor's and the first-level entry's READs, the GATE WRITEs and
         the completion word's WRITE."""
         beat = self.out.payload
@@ -337,8 +357,7 @@ class AtuJobs(wiring.Component):
                      gate.vpid.eq(d.vpid), gate.ppn.eq(ppn)]
         done = Signal(JobCompletion)
         m.d.comb += [done.done.eq(1), done.status.eq(status), done.index.eq(consumer)]
-        table_on = self.table.enable if self._f.l1 else Const(0)
-        m.d.comb += self.out.valid.eq(is_hdr & ((state != _State.ENTRY) | table_on)
+        m.d.comb += self.out.valid.eq(is_hdr & ((state != _State.ENTRY) | ~borrowing)
                                       | (state == _State.STORE_DATA) | (state == _State.DONE_DATA))
         with m.If(is_hdr):
             m.d.comb += [

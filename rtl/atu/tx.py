@@ -72,6 +72,39 @@ class AtuTxArbiter(wiring.Component):
             "failed": Out(1),
         })
 
+    def _ats_header(self, m, beat, dst, tag):
+        h = beat.word.header
+        m.d.comb += [h.cmd.eq(HtaxCmd.ATS), h.vc.eq(HtaxVC.ATS), h.src.eq(self._htax_port), h.dst.eq(dst),
+                     h.tag.eq(tag), beat.vc.eq(HtaxVC.ATS), beat.first.eq(1), beat.last.eq(1)]
+
+    def _other_beat(self, m, beat, fl_send, rd_send, rd2_send):
+        """The flush request's, the GATE read's or the job's beat, by priority."""
+        h = beat.word.header
+        with m.If(fl_send):
+            fl = self.flush_requests.payload
+            fr = h.body.ats.flush_request
+            self._ats_header(m, beat, fl.dst, 0)
+            m.d.comb += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(fl.vpid), fr.nla_page.eq(fl.nla),
+                         fr.flush_id.eq(fl.flush_id)]
+        with m.Elif(rd_send):
+            rd = data.View(self._f.read, Mux(rd2_send, self.reads2.payload.as_value(),
+                                             self.reads.payload.as_value()))
+            m.d.comb += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self._htax_port),
+                         h.dst.eq(self._host_port), h.tag.eq(rd.slot),
+                         h.body.mem.addr.eq(Cat(Const(0, 3), rd.addr)),
+                         h.body.mem.length.eq(rd.more + 1), h.body.mem.first_be.eq(0xFF),
+                         h.body.mem.last_be.eq(Mux(rd.more != 0, 0xFF, 0)),
+                         beat.vc.eq(HtaxVC.NONPOSTED), beat.first.eq(1), beat.last.eq(1)]
+        with m.Else():
+            m.d.comb += beat.eq(self.jobs.payload)
+
+    def _reply_beat(self, m, beat, rsp):
+        """A translation response's beat."""
+        tr = beat.word.header.body.ats.translation_response
+        self._ats_header(m, beat, rsp.dst, rsp.tag)
+        m.d.comb += [tr.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tr.ok.eq(rsp.ok), tr.cause.eq(rsp.cause),
+                     tr.ppn.eq(rsp.ppn)]
+
     def elaborate(self, platform):
         m = Module()
         tx = self.tx
@@ -87,7 +120,10 @@ class AtuTxArbiter(wiring.Component):
         fl_send = self.flush_requests.valid & ~lock
         rd2_send = self.reads2.valid & ~lock
         rd_send = rd2_send | (self.reads.valid & ~lock)
-        job_send = self.jobs.valid & (lock | (job_turn & ~fl_send & ~rd_send))
+        # job_turn implies jobs.valid: it is set only while the job waits, and nothing takes it before
+        rsp_block = Signal()                # = lock | job_turn, as one flop: no response may load
+        job_send = self.jobs.valid & lock | job_turn & ~fl_send & ~rd_send
+        rsp_ok = ~rsp_block
         rsp = self.responses
         m.d.comb += [
             tx.valid.eq(out_valid), tx.payload.eq(out),
@@ -95,45 +131,26 @@ class AtuTxArbiter(wiring.Component):
             self.reads2.ready.eq(free & ~lock & ~fl_send),
             self.reads.ready.eq(free & ~lock & ~fl_send & ~rd2_send),
             self.jobs.ready.eq(free & (lock | (job_turn & ~fl_send & ~rd_send))),
-            rsp.ready.eq(free & ~lock & ~fl_send & ~rd_send & ~job_send),
+            rsp.ready.eq(free & ~fl_send & ~rd_send & rsp_ok),
             self.answered.valid.eq(moves & out_rsp), self.answered.payload.eq(out_epoch),
         ]
 
-        h = out.word.header
-
-        def ats_header(dst, tag):
-            return [h.cmd.eq(HtaxCmd.ATS), h.vc.eq(HtaxVC.ATS), h.src.eq(self._htax_port), h.dst.eq(dst),
-                    h.tag.eq(tag), out.vc.eq(HtaxVC.ATS), out.first.eq(1), out.last.eq(1)]
+        # the beat of a flush request, a GATE read or a job (chosen from early flags) and the response
+        # beat (late: the bypass) meet in one 2:1 multiplexer in front of the register
+        other = Signal(HtaxBeat)
+        reply = Signal(HtaxBeat)
+        self._other_beat(m, other, fl_send, rd_send, rd2_send)
+        self._reply_beat(m, reply, rsp.payload)
+        other_send = fl_send | rd_send | job_send
 
         with m.If(free):
-            m.d.sync += [out.eq(0), out_valid.eq(fl_send | rd_send | job_send | rsp.valid),
-                         out_rsp.eq(~fl_send & ~rd_send & ~job_send),
-                         out_vc.eq(Mux(~fl_send & rd_send, HtaxVC.NONPOSTED, HtaxVC.ATS)),
-                         job_turn.eq(self.jobs.valid & ~job_send)]
+            m.d.sync += [out.eq(Mux(other_send, other.as_value(), reply.as_value())),
+                         out_valid.eq(other_send | (rsp.valid & rsp_ok)), out_rsp.eq(~other_send),
+                         out_vc.eq(Mux(other_send, other.vc.as_value(), HtaxVC.ATS.value)),
+                         out_epoch.eq(rsp.payload.epoch), job_turn.eq(self.jobs.valid & ~job_send),
+                         rsp_block.eq(Mux(job_send, ~self.jobs.payload.last, lock) | (self.jobs.valid & ~job_send))]
             with m.If(job_send):
-                m.d.sync += [out.eq(self.jobs.payload), out_vc.eq(self.jobs.payload.vc),
-                             lock.eq(~self.jobs.payload.last)]
-            with m.Elif(fl_send):
-                fl = self.flush_requests.payload
-                fr = h.body.ats.flush_request
-                m.d.sync += ats_header(fl.dst, 0)
-                m.d.sync += [fr.cmd.eq(AtsCmd.FLUSH_REQUEST), fr.vpid.eq(fl.vpid), fr.nla_page.eq(fl.nla),
-                             fr.flush_id.eq(fl.flush_id)]
-            with m.Elif(rd_send):
-                rd = data.View(self._f.read, Mux(rd2_send, self.reads2.payload.as_value(),
-                                                 self.reads.payload.as_value()))
-                m.d.sync += [h.cmd.eq(HtaxCmd.READ), h.vc.eq(HtaxVC.NONPOSTED), h.src.eq(self._htax_port),
-                             h.dst.eq(self._host_port), h.tag.eq(rd.slot),
-                             h.body.mem.addr.eq(Cat(Const(0, 3), rd.addr)),
-                             h.body.mem.length.eq(rd.more + 1), h.body.mem.first_be.eq(0xFF),
-                             h.body.mem.last_be.eq(Mux(rd.more != 0, 0xFF, 0)),
-                             out.vc.eq(HtaxVC.NONPOSTED), out.first.eq(1), out.last.eq(1)]
-            with m.Else():
-                tr = h.body.ats.translation_response
-                m.d.sync += ats_header(rsp.payload.dst, rsp.payload.tag)
-                m.d.sync += [tr.cmd.eq(AtsCmd.TRANSLATION_RESPONSE), tr.ok.eq(rsp.payload.ok),
-                             tr.cause.eq(rsp.payload.cause), tr.ppn.eq(rsp.payload.ppn),
-                             out_epoch.eq(rsp.payload.epoch)]
+                m.d.sync += lock.eq(~self.jobs.payload.last)
         m.d.sync += self.failed.eq(rsp.valid & rsp.ready & ~rsp.payload.ok)
 
         if platform == "formal":
@@ -141,6 +158,7 @@ class AtuTxArbiter(wiring.Component):
             m.d.comb += [
                 Assert(~out_valid | (out_vc == out.vc)),
                 Assert(~lock | (out_valid & ~out.last)),
-                Assert(~(out_valid & out_rsp) | (h.body.ats.cmd == AtsCmd.TRANSLATION_RESPONSE)),
+                Assert(~job_turn | self.jobs.valid), Assert(rsp_block == (lock | job_turn)),
+                Assert(~(out_valid & out_rsp) | (out.word.header.body.ats.cmd == AtsCmd.TRANSLATION_RESPONSE)),
             ]
         return m

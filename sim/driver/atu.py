@@ -295,13 +295,19 @@ class AtuDriver:
         """``count`` GATEs (of 2 MiB pages if ``large``) from ``nla_page``: one job per GAT, posted with
         one doorbell write; returns when every completion word says done (``RuntimeError`` for a status
         other than OK, ``TimeoutError`` after ``timeout_cycles``, default from the pages)."""
-        ring = await self._ring()
         step = LARGE_GATES if large else GAT_PAGES          # GATEs per GAT
         shift = LARGE_PAGE_BITS if large else 0
-        posted, k = [], 0
+        pieces, k = [], 0                                   # (first NLA page, GATEs, first GATE's offset)
         while k < count:
             page = nla_page + (k << shift)
             n = min(count - k, step - ((page & (GAT_PAGES - 1)) >> shift))
+            pieces.append((page, n, k))
+            k += n
+        if len(pieces) > JOB_RING:
+            raise ValueError(f"{len(pieces)} jobs do not fit the ring of {JOB_RING}")
+        ring = await self._ring()
+        posted = []
+        for page, n, k in pieces:
             index, self.producer = self.producer, (self.producer + 1) & 0xFFFF
             addr = ring + 32 * (index % JOB_RING)
             words = job_descriptor(op=op, count=n, nla_page=page, vpid=vpid, ppn=(phys >> 12) + (k << shift),
@@ -309,9 +315,6 @@ class AtuDriver:
             for w in range(JOB_WORDS):
                 await self.host.mem_write64(addr + 8 * w, words[w])
             posted.append((index, addr, n))
-            k += n
-        if len(posted) > JOB_RING:
-            raise ValueError(f"{len(posted)} jobs do not fit the ring of {JOB_RING}")
         await self.host.write64(self.regs.addr("atu.job_doorbell"), self.producer)
         limit = timeout_cycles or 20000 + 16 * count
         start = self.host.now()

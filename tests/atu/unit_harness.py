@@ -22,7 +22,7 @@ __all__ = ["run_unit"]
 
 
 def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, flush_delay=0, flushes=(),
-             window=None, limit=100000, min_cycles=0, gat_table=0, jobs=None):
+             window=None, limit=100000, min_cycles=0, gat_table=0, jobs=None, tx_stall=0.0):
     """Run ``requests`` (list of (fu port, vpid, nla_page, write[, next])) through ``atu``.
 
     ``gat_base``: {GAT index: register value (physical base | large)}; ``memory``: {address: GATE word}
@@ -31,7 +31,8 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
     ``flushes``: list of (cycle, nla_page, tlb, ats[, extra]) register strobes (``extra``: further pages
     of a range flush, ``atu.flush_range``).  ``flush_delay``: an int or
     {fu port: cycles}.  ``window``: at most this many translation requests outstanding per FU.
-    ``min_cycles``: run at least this many cycles (to see flushes complete).  ``gat_table``: the
+    ``min_cycles``: run at least this many cycles (to see flushes complete).  ``tx_stall``: the switch
+    refuses each VC of the ATU's output with this probability per cycle (default: always ready).  ``gat_table``: the
     ``atu.gat_table`` register (first-level table base | enable; the ATU needs a GAT cache).  ``jobs``
     (the ATU needs ``jobs``): {"ring": the ``atu.job_ring`` register value, "doorbell": [(cycle, producer)]}
     (the run lasts until the consumer reaches the last producer; the ring's ``enable`` from cycle
@@ -117,15 +118,21 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             flush_q.sort(key=lambda x: x[0])
 
     host = clock.add(HtaxSource(atu.htax.rx, next_packet=next_packet))     # FUs and memory into the ATU
-    clock.add(HtaxSink(atu.htax.tx, on_packet=from_atu))                   # always ready
+    clock.add(HtaxSink(atu.htax.tx, on_packet=from_atu, rng=random.Random(seed + 1), stall=tx_stall,
+                       per_vc=True))
 
     bells = deque(sorted((jobs or {}).get("doorbell", ())))
     final = bells[-1][1] if bells else 0
 
     def jobs_left(ctx):
-        # the last completion word may still sit in the output register
-        return jobs is not None and (bells or ctx.get(atu.regs.atu.job_status.consumer_next) != final
-                                     or ctx.get(atu.regs.atu.job_status.busy_next) or ctx.get(atu.htax.tx.valid))
+        """Jobs still to run, or the last completion word still in the engine's queue or the output
+        register: 4 cycles without a beat on tx since the consumer last moved (called every cycle)."""
+        if jobs is None:
+            return False
+        consumer = ctx.get(atu.regs.atu.job_status.consumer_next)
+        moved = ctx.get(atu.htax.tx.valid) or consumer != state.get("consumer")
+        state["quiet"], state["consumer"] = 0 if moved else state.get("quiet", 0) + 1, consumer
+        return bool(bells) or consumer != final or ctx.get(atu.regs.atu.job_status.busy_next) or state["quiet"] < 4
 
     async def tb(ctx):
         gat_data = 0
@@ -134,8 +141,8 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             ring = jobs["ring"]
             ctx.set(atu.regs.atu.job_ring.size, ring >> 1 & 15)
             ctx.set(atu.regs.atu.job_ring.base, ring >> 12)
-        while (sum(len(v) for v in results.values()) < total or fl or flush_q or sched or clock.now < min_cycles
-               or jobs_left(ctx)):
+        while (jobs_left(ctx) or sum(len(v) for v in results.values()) < total or fl or flush_q or sched
+               or clock.now < max(min_cycles, state.get("strobe", -64) + 64)):
             if clock.now > limit:
                 raise AssertionError(f"hang: {total - sum(len(v) for v in results.values())} translations "
                                      f"outstanding after {limit} cycles, {len(sched)} GATE reads"
@@ -145,6 +152,7 @@ def run_unit(atu, gat_base, memory, requests, *, latency=20, jitter=0, seed=1, f
             clock.drive(ctx)
             start = bool(fl) and fl[0][0] <= clock.now
             if start:
+                state["strobe"] = clock.now             # its flush requests may leave a cycle later
                 _, page, tlb, ats, *extra = fl.popleft()
                 ctx.set(atu.regs.atu.flush_range.extra, extra[0] if extra else 0)
                 ctx.set(atu.regs.atu.flush.nla, page)
