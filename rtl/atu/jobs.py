@@ -21,9 +21,11 @@ from .layout import (
     LARGE_PAGE_BITS,
     GatBase,
     Gate,
+    GatTable,
     JobCompletion,
     JobDescriptor,
     JobOp,
+    JobRing,
     JobStatus,
 )
 
@@ -138,7 +140,7 @@ class AtuJobs(wiring.Component):
 
     Members
     -------
-    ring : In(JobRing fields ``enable``, ``size``, ``base``)
+    ring : In(JobRing)
     producer : In(16)
     consumer : Out(16)
     busy, done, error : Out(1)
@@ -160,13 +162,12 @@ class AtuJobs(wiring.Component):
         self._f = formats
         self._host_port = host_port
         self._htax_port = htax_port
-        ring = data.StructLayout({"enable": 1, "size": 4, "base": 40})
         super().__init__({
-            "ring": In(ring),
+            "ring": In(JobRing),
             "producer": In(JOB_INDEX_BITS),
             "consumer": Out(JOB_INDEX_BITS),
             "busy": Out(1), "done": Out(1), "error": Out(1),
-            "table": In(data.StructLayout({"enable": 1, "base": 35})),
+            "table": In(GatTable),
             "beats": In(stream.Signature(HtaxBeat, always_ready=True)),
             "out": Out(stream.Signature(HtaxBeat)),
             "borrow": Out(stream.Signature(formats.chip_bits)),
@@ -242,7 +243,8 @@ class AtuJobs(wiring.Component):
                            far | (last[GATE_INDEX_BITS:] != gat_index)
                            | ((d.op == JobOp.REGISTER) & (ppn_last[len(d.ppn):] != 0)))
         line_room = LINE_GATES - waddr[:3]
-        self._output(m, state, d, daddr, waddr, left, ppn, n, k, line_room, status, consumer, borrowing)
+        chunk = Mux(left < line_room, left, line_room)     # words of the next WRITE of GATEs
+        self._output(m, state, d, daddr, waddr, chunk, ppn, n, k, status, consumer, borrowing)
         m.d.comb += [
             self.borrow.valid.eq(borrowing), self.borrow.payload.eq(gat_index),
             self.flush.nla.eq(d.nla_page[:f.nla_bits]), self.flush.extra.eq(extra),
@@ -265,7 +267,7 @@ class AtuJobs(wiring.Component):
                     m.d.sync += state.eq(_State.WAIT)
             with m.Case(_State.STORE):
                 with m.If(moved):
-                    m.d.sync += [state.eq(_State.STORE_DATA), k.eq(0), n.eq(Mux(left < line_room, left, line_room))]
+                    m.d.sync += [state.eq(_State.STORE_DATA), k.eq(0), n.eq(chunk)]
             with m.Case(_State.DONE):
                 with m.If(moved):
                     m.d.sync += state.eq(_State.DONE_DATA)
@@ -333,15 +335,14 @@ class AtuJobs(wiring.Component):
                          Assert(~borrowing | (state == _State.ENTRY))]
         return m
 
-    def _output(self, m, state, d, daddr, waddr, left, ppn, n, k, line_room, status, consumer, borrowing):
+    def _output(self, m, state, d, daddr, waddr, chunk, ppn, n, k, status, consumer, borrowing):
         """The engine's beats: the descriptor's and the first-level entry's READs, the GATE WRITEs and
         the completion word's WRITE."""
         beat = self.out.payload
         h = beat.word.header
         is_read = (state == _State.READ) | (state == _State.ENTRY)
         is_hdr = is_read | (state == _State.STORE) | (state == _State.DONE)
-        words = Mux(state == _State.READ, JOB_WORDS, Mux(state == _State.STORE, Mux(left < line_room, left, line_room),
-                                                           1))
+        words = Mux(state == _State.READ, JOB_WORDS, Mux(state == _State.STORE, chunk, 1))
         addr = Signal(READ_ADDR_BITS)
         with m.Switch(state):
             with m.Case(_State.READ):
